@@ -1,0 +1,22 @@
+# Makefile for the subsetting extension (PGXS)
+
+MODULE_big = subsetting
+OBJS = \
+	src/module.o \
+	src/buckets.o \
+	src/core/jump.o
+
+EXTENSION = subsetting
+DATA = sql/subsetting--1.0.sql
+PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
+
+REGRESS = \
+	jump \
+	jump_in_tables \
+	install_as_owner
+
+PG_CPPFLAGS = -I$(srcdir)/src
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
