@@ -72,4 +72,25 @@ bits_reverse64(uint64_t x)
 	return (x >> 32) | (x << 32);
 }
 
+/*
+ * The high 64 bits of the 128-bit product a * b, and the low 64 bits in *low;
+ * portable, without a 128-bit type.
+ */
+static inline uint64_t
+bits_multiply_high64(uint64_t a, uint64_t b, uint64_t *low)
+{
+	uint64_t	a_lo = a & UINT32_MAX,
+				a_hi = a >> 32;
+	uint64_t	b_lo = b & UINT32_MAX,
+				b_hi = b >> 32;
+	uint64_t	lo_lo = a_lo * b_lo;
+	uint64_t	hi_lo = a_hi * b_lo;
+	uint64_t	lo_hi = a_lo * b_hi;
+	uint64_t	hi_hi = a_hi * b_hi;
+	uint64_t	middle = (lo_lo >> 32) + (hi_lo & UINT32_MAX) + lo_hi;
+
+	*low = (middle << 32) | (lo_lo & UINT32_MAX);
+	return hi_hi + (hi_lo >> 32) + (middle >> 32);
+}
+
 #endif							/* SUBSETTING_CORE_BITS_H */
