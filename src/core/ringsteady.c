@@ -133,8 +133,8 @@ ringsteady_cursor_next(ringsteady_cursor *cursor)
 }
 
 int64_t
-ringsteady_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-				  bool backend_scaling, uint32_t *out)
+ringsteady_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
+						bool backend_scaling, uint32_t *out)
 {
 	ringsteady_cursor cursor;
 	uint32_t	count = subset_size < backends ? subset_size : backends;

@@ -51,7 +51,7 @@ extern uint32_t ringsteady_cursor_next(ringsteady_cursor *cursor);
  * ring order from the frontend's start, and returns how many; returns -1 if
  * backends is 0.  A subset is a prefix of every larger one.
  */
-extern int64_t ringsteady_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-								 bool backend_scaling, uint32_t *out);
+extern int64_t ringsteady_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
+									   bool backend_scaling, uint32_t *out);
 
 #endif							/* SUBSETTING_CORE_RINGSTEADY_H */
