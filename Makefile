@@ -5,8 +5,11 @@ OBJS = \
 	src/module.o \
 	src/buckets.o \
 	src/subsets.o \
+	src/core/baselines.o \
 	src/core/jump.o \
-	src/core/ringsteady.o
+	src/core/ringsteady.o \
+	src/core/rocksteadier.o \
+	src/core/subset_metrics.o
 
 EXTENSION = subsetting
 DATA = sql/subsetting--1.0.sql
@@ -16,6 +19,9 @@ REGRESS = \
 	jump \
 	jump_in_tables \
 	ringsteady \
+	rocksteadier \
+	subset_baselines \
+	subset_metrics \
 	install_as_owner
 
 PG_CPPFLAGS = -I$(srcdir)/src
