@@ -116,6 +116,12 @@ SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT subset_balance(''ringsteady'', 16777217, 10, 3)',
     'SELECT subset_balance(''consistent'', 1000000, 1000000, 3)']) AS q;
 
+-- Long measurements can be cancelled: 2000 frontends each reading 10^6
+-- backends take seconds; the statement timeout stops them.
+SET statement_timeout = '300ms';
+SELECT pg_temp.error_of('SELECT subset_balance(''consistent'', 2000, 1000000, 20)') AS cancelled;
+RESET statement_timeout;
+
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparallel,
        obj_description(p.oid, 'pg_proc') IS NOT NULL AS has_comment
 FROM pg_proc p

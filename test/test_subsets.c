@@ -988,7 +988,12 @@ TEST(metrics_refuse_bad_and_absurd_jobs_and_check_interrupts)
 	interrupt_calls = 0;
 	job = job_of(SUBSET_RINGSTEADY, 1000, 100, 10);
 	CHECK_EQ_INT(subset_measure_balance(&job, &env, &balance), 0);
-	CHECK_MSG(interrupt_calls >= 1000 / 64, "%d interrupt checks for 1000 frontends", interrupt_calls);
+	CHECK_MSG(interrupt_calls == 1000, "%d interrupt checks for 1000 frontends", interrupt_calls);
+	interrupt_calls = 0;
+	job = job_of(SUBSET_DETERMINISTIC, 300, 100, 10);
+	CHECK_EQ_INT(subset_measure_churn(&job, &job, &env, &churn), 0);
+	CHECK_EQ_INT(subset_measure_spread(&job, 5, &env, &spread), 0);
+	CHECK_MSG(interrupt_calls == 600, "%d interrupt checks for 300 + 300 frontends", interrupt_calls);
 }
 
 int
