@@ -227,8 +227,9 @@ TEST(rocksteadier_agrees_with_the_reference_on_large_fleets)
  * Golden values, also pinned in sql/rocksteadier.sql: the article's Table 2
  * job (55 backends in lots of 10), frontends 10, 11 and 12 with subsets of
  * 10 (the article's Table 5 case), and a whole ring of 23 backends in lots
- * of 4.  The reference above computes the same arrays, and so does a
- * Python transcription of the construction in the README.
+ * of 4.  The reference above computes the same arrays, and so does
+ * test/data/subsets_golden.py, a Python transcription of the README's
+ * construction.
  */
 static const uint32_t golden_55[3][10] = {
 	{12, 53, 32, 0, 46, 27, 14, 31, 9, 42},
@@ -622,8 +623,9 @@ TEST(baselines_are_distinct_in_range_and_prefixes_where_they_should_be)
 }
 
 /*
- * Golden values, also pinned in sql/subset_baselines.sql; a Python
- * transcription of the constructions in baselines.h gives the same arrays.
+ * Golden values, also pinned in sql/subset_baselines.sql;
+ * test/data/subsets_golden.py, a Python transcription of the constructions
+ * in baselines.h, gives the same arrays.
  */
 TEST(baselines_golden_values)
 {
