@@ -13,10 +13,12 @@ DATA = sql/subsetting--1.0.sql
 PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
 
 REGRESS = \
+	upgrade \
 	jump \
 	jump_in_tables \
 	ringsteady \
-	install_as_owner
+	install_as_owner \
+	argument_sweep
 
 PG_CPPFLAGS = -I$(srcdir)/src
 
