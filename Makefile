@@ -1,0 +1,25 @@
+# Makefile for the subsetting extension (PGXS)
+
+MODULE_big = subsetting
+OBJS = \
+	src/module.o \
+	src/buckets.o \
+	src/subsets.o \
+	src/core/jump.o \
+	src/core/ringsteady.o
+
+EXTENSION = subsetting
+DATA = sql/subsetting--1.0.sql
+PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
+
+REGRESS = \
+	jump \
+	jump_in_tables \
+	ringsteady \
+	install_as_owner
+
+PG_CPPFLAGS = -I$(srcdir)/src
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

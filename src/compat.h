@@ -1,0 +1,14 @@
+/*
+ * src/compat.h
+ *		The one place for differences between PostgreSQL major versions.
+ *
+ * The extension builds against PostgreSQL 13 to 17.
+ */
+#ifndef SUBSETTING_COMPAT_H
+#define SUBSETTING_COMPAT_H
+
+#if PG_VERSION_NUM < 130000
+#error "subsetting needs PostgreSQL 13 or later"
+#endif
+
+#endif							/* SUBSETTING_COMPAT_H */

@@ -1,0 +1,47 @@
+-- test/bench/sql_overhead.sql
+--	Each function against the closest built-in over the rows of
+--	generate_series, run alternately in one session, reported as the ratio of
+--	median times.  Parallel query and JIT are off so that both sides do the
+--	same, single-process work.
+SET max_parallel_workers_per_gather = 0;
+SET jit = off;
+SELECT set_config('bench.runs', :'runs', false) \gset
+
+CREATE TEMP TABLE bench_case (name text, query text, baseline text);
+INSERT INTO bench_case VALUES
+    ('jumpbackhash(i, 1000)',
+     'SELECT count(jumpbackhash(i, 1000)) FROM generate_series(1, 5000000) AS i',
+     'SELECT count(hashint8(i)) FROM generate_series(1, 5000000) AS i'),
+    ('jumphash(i, 1000)',
+     'SELECT count(jumphash(i, 1000)) FROM generate_series(1, 5000000) AS i',
+     'SELECT count(hashint8(i)) FROM generate_series(1, 5000000) AS i');
+
+CREATE TEMP TABLE bench_time (name text, side text, run int, ms float8);
+
+CREATE FUNCTION pg_temp.time_query(query text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+    started timestamptz := clock_timestamp();
+BEGIN
+    EXECUTE query;
+    RETURN extract(epoch FROM clock_timestamp() - started) * 1000;
+END $$;
+
+DO $$
+DECLARE
+    c record;
+BEGIN
+    FOR run IN 1 .. current_setting('bench.runs')::int LOOP
+        FOR c IN SELECT * FROM bench_case LOOP
+            INSERT INTO bench_time VALUES (c.name, 'function', run, pg_temp.time_query(c.query));
+            INSERT INTO bench_time VALUES (c.name, 'baseline', run, pg_temp.time_query(c.baseline));
+        END LOOP;
+    END LOOP;
+END $$;
+
+SELECT name AS "function (5M rows)",
+       'hashint8(i)' AS baseline,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE side = 'function')::numeric, 1) AS function_ms,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE side = 'baseline')::numeric, 1) AS baseline_ms,
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE side = 'function') /
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE side = 'baseline'))::numeric, 3) AS ratio
+FROM bench_time GROUP BY name ORDER BY name;

@@ -1,0 +1,79 @@
+# test/lib/common.sh
+#	Shell functions shared by the project's scripts: the packages the project
+#	needs, and throwaway PostgreSQL clusters (as the postgres OS user, in a
+#	temporary directory, on a Unix socket only).  Source it; do not run it.
+
+PROJECT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PG_MAJOR=15
+PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin
+PG_CONFIG=${PG_CONFIG:-$PG_BINDIR/pg_config}
+export PG_CONFIG
+
+# Debian packages the project builds, tests and benchmarks with.
+PROJECT_PACKAGES=(
+	"postgresql-$PG_MAJOR" "postgresql-client-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
+	make gcc clang-14 llvm-14 libclang-rt-14-dev
+	gnuplot-nox
+)
+
+# Installs whatever of PROJECT_PACKAGES is missing (needs root).
+install_missing_packages() {
+	local missing=() p
+	for p in "${PROJECT_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "missing packages: ${missing[*]} (run as root to install them)" >&2
+		return 1
+	fi
+	echo "installing: ${missing[*]}"
+	apt-get update -qq &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Runs a command as the postgres OS user when we are root, else as ourselves.
+as_postgres() {
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# cluster_start DIR [postgres -c options...]
+#	Creates a cluster in DIR/data, starts it listening only on a Unix socket in
+#	DIR, and exports PGHOST, PGPORT and PGUSER so that psql and make
+#	installcheck reach it.  DIR is an empty directory, or a path to create.
+cluster_start() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	[ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+	as_postgres "$PG_BINDIR/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 \
+		--no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
+	local opts="-k $dir -c listen_addresses='' -p 5432 -c fsync=off"
+	local o
+	for o in "$@"; do opts="$opts -c $o"; done
+	as_postgres "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w -t 60 start \
+		>/dev/null || { cat "$dir/server.log" >&2; return 1; }
+	export PGHOST=$dir PGPORT=5432 PGUSER=postgres
+}
+
+# cluster_stop DIR: stops the cluster in DIR, if it runs, and removes DIR.
+cluster_stop() {
+	local dir=$1
+	[ -d "$dir/data" ] && as_postgres "$PG_BINDIR/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1
+	rm -rf "$dir"
+}
+
+# Builds the extension and installs it into the PostgreSQL it was built for.
+build_and_install() {
+	make -C "$PROJECT_ROOT" -s PG_CONFIG="$PG_CONFIG" >/dev/null &&
+		make -C "$PROJECT_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+}
+
+# Prints the SQL of the README's ```sql blocks, in order: the examples.
+readme_examples() {
+	awk '/^```sql[[:space:]]*$/ { inside = 1; next } /^```/ { inside = 0 } inside' "$PROJECT_ROOT/README.md"
+}
