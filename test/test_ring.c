@@ -289,7 +289,7 @@ build_ok(const ring_node *nodes, uint32_t n, uint32_t pp, uint32_t R,
 {
 	ring		r;
 	ring_error	err;
-	ring_status st = ring_build(&env, nodes, n, pp, R, seed, &r, &err);
+	ring_status st = ring_core_build(&env, nodes, n, pp, R, seed, &r, &err);
 
 	CHECK_MSG(st == RING_OK, "ring_build failed: %s", err.message);
 	if (st == RING_OK)
@@ -303,7 +303,7 @@ rebalance_ok(const ring *old, const ring_node *nodes, uint32_t n, int64_t seed)
 {
 	ring		r;
 	ring_error	err;
-	ring_status st = ring_rebalance(&env, old, nodes, n, seed, &r, &err);
+	ring_status st = ring_core_rebalance(&env, old, nodes, n, seed, &r, &err);
 
 	CHECK_MSG(st == RING_OK, "ring_rebalance failed: %s", err.message);
 	if (st == RING_OK)
@@ -452,7 +452,7 @@ TEST(heavy_zone_is_capped_at_one_replica_per_partition)
 		CHECK_MSG(llabs(zone_held[i] - (int64_t) (2 * parts / 3)) <= 1,
 				  "zone %u holds %lld", i, (long long) zone_held[i]);
 	CHECK_EQ_INT(zone_repeats(&r, 0), 0);
-	CHECK(ring_node_stats(&env, &r, stats, &err) == RING_OK);
+	CHECK(ring_core_node_stats(&env, &r, stats, &err) == RING_OK);
 	/* the stats report the shortfall: wanted 0.3 * 3 * 4096, quota 2048 */
 	CHECK(fabs(stats[0].wanted - 0.3 * 3 * parts) < 1e-6);
 	CHECK_EQ_INT(stats[0].quota, parts / 2);
@@ -1090,7 +1090,7 @@ TEST(decode_fuzz)
 			for (x = 0; x < (1u << d.part_power); x++)
 				for (rep = 0; rep < d.replicas; rep++)
 					CHECK(ring_slot(&d, rep, x) < d.node_count);
-			CHECK(ring_node_stats(&env, &d, st, &err) == RING_OK);
+			CHECK(ring_core_node_stats(&env, &d, st, &err) == RING_OK);
 			CHECK(ring_dispersion_count(&env, &d, RING_TIER_ZONE, &c, &err) == RING_OK);
 			ring_free(&env, &d);
 		}
@@ -1237,7 +1237,7 @@ build_fails(const ring_node *nodes, uint32_t n, uint32_t pp, uint32_t R,
 {
 	ring		r;
 	ring_error	err;
-	ring_status st = ring_build(&env, nodes, n, pp, R, 0, &r, &err);
+	ring_status st = ring_core_build(&env, nodes, n, pp, R, 0, &r, &err);
 
 	if (st == RING_OK)
 	{
@@ -1290,7 +1290,7 @@ TEST(cancel_stops_build_and_rebalance)
 
 	reset_ctx();
 	tctx.cancel_at = 3;
-	CHECK(ring_build(&env, nodes, 64, 16, 3, 0, &r, &err) == RING_ECANCELED);
+	CHECK(ring_core_build(&env, nodes, 64, 16, 3, 0, &r, &err) == RING_ECANCELED);
 	CHECK_EQ_INT(tctx.progress_calls, 3);
 	CHECK_EQ_INT(tctx.live, 0);
 	reset_ctx();
@@ -1298,7 +1298,7 @@ TEST(cancel_stops_build_and_rebalance)
 	nodes[0].weight = 500;
 	tctx.progress_calls = 0;
 	tctx.cancel_at = 4;
-	CHECK(ring_rebalance(&env, &a, nodes, 63, 0, &r, &err) == RING_ECANCELED);
+	CHECK(ring_core_rebalance(&env, &a, nodes, 63, 0, &r, &err) == RING_ECANCELED);
 	tctx.cancel_at = 0;
 	ring_free(&env, &a);
 	CHECK_EQ_INT(tctx.live, 0);
@@ -1325,12 +1325,12 @@ TEST(allocation_failures_leave_nothing_behind)
 
 		tctx.allocs = 0;
 		tctx.fail_at = k;
-		st = ring_build(&env, nodes, 16, 6, 3, 0, &r, &err);
+		st = ring_core_build(&env, nodes, 16, 6, 3, 0, &r, &err);
 		if (st == RING_OK)
 			ring_free(&env, &r);
 		else
 			failures += st == RING_ENOMEM;
-		st = ring_rebalance(&env, &a, nodes, 15, 0, &r, &err);
+		st = ring_core_rebalance(&env, &a, nodes, 15, 0, &r, &err);
 		if (st == RING_OK)
 			ring_free(&env, &r);
 		else

@@ -440,7 +440,7 @@ ring_find_node(const ring *r, int32_t id)
 }
 
 ring_status
-ring_node_stats(const ring_env *env, const ring *r, ring_node_stat *stats,
+ring_core_node_stats(const ring_env *env, const ring *r, ring_node_stat *stats,
 				ring_error *err)
 {
 	size_t		slots = (size_t) r->replicas << r->part_power;

@@ -132,7 +132,7 @@ extern ring_status ring_check_args(const ring_node *nodes, uint32_t n,
 								   ring_error *err);
 
 /* Build a new ring.  out is filled (its arrays allocated through env). */
-extern ring_status ring_build(const ring_env *env, const ring_node *nodes,
+extern ring_status ring_core_build(const ring_env *env, const ring_node *nodes,
 							  uint32_t n, uint32_t part_power,
 							  uint32_t replicas, int64_t seed, ring *out,
 							  ring_error *err);
@@ -143,7 +143,7 @@ extern ring_status ring_build(const ring_env *env, const ring_node *nodes,
  * most one replica of any partition, except replicas on removed nodes; a
  * partition that had a replica on a removed node gets no other move.
  */
-extern ring_status ring_rebalance(const ring_env *env, const ring *old,
+extern ring_status ring_core_rebalance(const ring_env *env, const ring *old,
 								  const ring_node *nodes, uint32_t n,
 								  int64_t seed, ring *out, ring_error *err);
 
@@ -204,7 +204,7 @@ ring_slot(const ring *r, uint32_t replica, uint32_t partition)
 extern int32_t ring_find_node(const ring *r, int32_t id);
 
 /* stats has r->node_count entries */
-extern ring_status ring_node_stats(const ring_env *env, const ring *r,
+extern ring_status ring_core_node_stats(const ring_env *env, const ring *r,
 								   ring_node_stat *stats, ring_error *err);
 
 /*

@@ -723,7 +723,7 @@ sorted_nodes(arena *a, const ring_node *nodes, uint32_t n, ring_error *err,
 }
 
 ring_status
-ring_build(const ring_env *env, const ring_node *nodes, uint32_t n,
+ring_core_build(const ring_env *env, const ring_node *nodes, uint32_t n,
 		   uint32_t part_power, uint32_t replicas, int64_t seed, ring *out,
 		   ring_error *err)
 {
@@ -1106,7 +1106,7 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 }
 
 ring_status
-ring_rebalance(const ring_env *env, const ring *old, const ring_node *nodes,
+ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes,
 			   uint32_t n, int64_t seed, ring *out, ring_error *err)
 {
 	arena		a;

@@ -103,7 +103,7 @@ bench_build(uint32_t pp, uint32_t R, uint32_t n, uint32_t zones, int rounds)
 	{
 		double		t0 = bench_now_ns();
 
-		if (ring_build(&env, nodes, n, pp, R, i, &r, &err) != RING_OK)
+		if (ring_core_build(&env, nodes, n, pp, R, i, &r, &err) != RING_OK)
 		{
 			printf("build failed: %s\n", err.message);
 			exit(1);
@@ -134,13 +134,13 @@ bench_rebalance(uint32_t pp, uint32_t R, uint32_t n, uint32_t zones, int rounds)
 	int			i;
 
 	nodes[n].zone = 0;
-	if (ring_build(&env, nodes, n, pp, R, 1, &a, &err) != RING_OK)
+	if (ring_core_build(&env, nodes, n, pp, R, 1, &a, &err) != RING_OK)
 		exit(1);
 	for (i = 0; i < rounds; i++)
 	{
 		double		t0 = bench_now_ns();
 
-		if (ring_rebalance(&env, &a, nodes, n + 1, i, &b, &err) != RING_OK)
+		if (ring_core_rebalance(&env, &a, nodes, n + 1, i, &b, &err) != RING_OK)
 		{
 			printf("rebalance failed: %s\n", err.message);
 			exit(1);
@@ -170,7 +170,7 @@ bench_lookup(uint32_t pp, int rounds)
 	int			i;
 	const int	lookups = 4000000;
 
-	if (ring_build(&env, nodes, 1000, pp, 3, 0, &r, &err) != RING_OK)
+	if (ring_core_build(&env, nodes, 1000, pp, 3, 0, &r, &err) != RING_OK)
 		exit(1);
 	for (i = 0; i < rounds; i++)
 	{
