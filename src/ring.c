@@ -301,7 +301,9 @@ check_same_length(const char *name, int count, int nodes)
 	if (count != nodes)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s has %d elements, but nodes has %d", name, count, nodes),
+				 errmsg_plural("%s has %d element, but nodes has %d",
+								"%s has %d elements, but nodes has %d",
+								count, name, count, nodes),
 				 errhint("Give one id, weight, zone (and region) per node.")));
 }
 

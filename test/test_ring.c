@@ -723,6 +723,55 @@ TEST(remove_a_node_moves_exactly_its_replicas)
 	ring_free(&env, &b);
 }
 
+/* a small fleet with tight zones: remove each node in turn */
+TEST(remove_any_node_of_a_small_fleet)
+{
+	ring_node	nodes[12];
+	ring_node	fewer[11];
+	uint32_t	i,
+				j,
+				k;
+	int			seed;
+
+	for (i = 0; i < 12; i++)
+	{
+		nodes[i].id = (int32_t) i + 1;
+		nodes[i].weight = (i + 1) % 3 == 0 ? 2 : 1;
+		nodes[i].zone = (int32_t) ((i + 1) % 4);
+		nodes[i].region = 0;
+	}
+	reset_ctx();
+	for (seed = 0; seed < 3; seed++)
+	{
+		ring		a = build_ok(nodes, 12, 10, 3, seed);
+		int64_t    *h = held_of(&a);
+
+		for (i = 0; i < 12; i++)
+		{
+			ring		b;
+			move_stats	m;
+
+			for (j = 0, k = 0; j < 12; j++)
+				if (j != i)
+					fewer[k++] = nodes[j];
+			b = rebalance_ok(&a, fewer, 11, seed);
+			m = moves_between(&a, &b);
+			CHECK_MSG(m.moved == (uint64_t) h[ring_find_node(&a, nodes[i].id)] &&
+					  m.moved == m.moved_from_removed,
+					  "seed %d, node %d removed: moved %llu, %llu of them from it, it held %lld",
+					  seed, nodes[i].id, (unsigned long long) m.moved,
+					  (unsigned long long) m.moved_from_removed,
+					  (long long) h[ring_find_node(&a, nodes[i].id)]);
+			CHECK_MSG(at_quota(&b), "seed %d, node %d removed: not at quota", seed, nodes[i].id);
+			CHECK_EQ_INT(zone_repeats(&b, 0), 0);
+			ring_free(&env, &b);
+		}
+		free(h);
+		ring_free(&env, &a);
+	}
+	CHECK_EQ_INT(tctx.live, 0);
+}
+
 TEST(double_one_weight)
 {
 	ring_node  *nodes;
@@ -1365,6 +1414,7 @@ main(void)
 	RUN(add_one_node_to_one_zone);
 	RUN(add_one_node_per_zone);
 	RUN(remove_a_node_moves_exactly_its_replicas);
+	RUN(remove_any_node_of_a_small_fleet);
 	RUN(double_one_weight);
 	RUN(rebalance_of_a_balanced_ring_moves_nothing);
 	RUN(repeated_rebalances_converge);

@@ -981,6 +981,65 @@ sample_receiver(rtree *t, rng_t *rng, uint32_t v, uint32_t *ex,
 	}
 }
 
+/* can leaf take a replica of the loaded partition within the domain caps? */
+static int
+eligible_leaf(const rtree *t, uint32_t leaf)
+{
+	uint32_t	v;
+
+	if (t->units[leaf] == 0 || blocked(t, leaf))
+		return 0;
+	for (v = t->parent[leaf]; v != 0; v = t->parent[v])
+		if (blocked(t, v))
+			return 0;
+	return 1;
+}
+
+/*
+ * No node below its quota can take a free slot of partition x.  Look for a
+ * slot filled earlier in this rebalance (a move anyway) whose node could take
+ * x instead, while a node below quota takes that slot.  Returns the leaf for
+ * x (the swap is done on the other slot), or FAIL_VERTEX.
+ */
+static uint32_t
+swap_receiver(rebal *b, uint32_t x, const size_t *filled, size_t nfilled)
+{
+	rtree	   *t = b->t;
+	uint32_t	pp = b->part_power;
+	uint32_t	exmax = b->replicas * 4 + 8;
+	size_t		start,
+				k;
+
+	if (nfilled == 0)
+		return FAIL_VERTEX;
+	start = (size_t) rng_below(&b->rng, nfilled);
+	for (k = 0; k < nfilled; k++)
+	{
+		size_t		sy = filled[(start + k) % nfilled];
+		uint32_t	y = (uint32_t) (sy & (((size_t) 1 << pp) - 1));
+		uint32_t	ry = (uint32_t) (sy >> pp);
+		uint32_t	other = t->node_leaf[b->assign[sy]];
+		uint32_t	a;
+
+		if (y == x)
+			continue;
+		load_partition(b, x, UINT32_MAX);
+		if (!eligible_leaf(t, other))
+			continue;
+		load_partition(b, y, ry);
+		a = sample_receiver(t, &b->rng, 0, t->scratch, exmax);
+		if (a == FAIL_VERTEX)
+			continue;
+		b->assign[sy] = (uint16_t) t->leaf_node[a - t->first_leaf];
+		t->held[other]--;
+		t->held[a]++;
+		refresh_need(t, a);
+		refresh_need(t, other);
+		return other;
+	}
+	return FAIL_VERTEX;
+}
+
 /* no node below its quota can take the slot: the best eligible other one */
 static uint32_t
 fallback_receiver(const rtree *t, int domains)
@@ -1127,6 +1186,9 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 	uint32_t	pp = old->part_power;
 	size_t		slots = (size_t) R << pp;
 	size_t		s;
+	size_t	   *filled;
+	size_t		nfilled = 0,
+				nfree = 0;
 	int64_t		excess = 0;
 	uint64_t	key;
 	uint32_t	exmax = R * 4 + 8;
@@ -1231,6 +1293,14 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 		fen_build(&t, i);
 
 	/* fill the free slots */
+	for (s = 0; s < slots; s++)
+		nfree += assign[s] == FREE_SLOT;
+	filled = arena_alloc(&a, sizeof(size_t) * (nfree + 1));
+	if (filled == NULL)
+	{
+		st = ring_fail(err, RING_ENOMEM, "out of memory");
+		goto done;
+	}
 	for (i = 0; i < parts; i++)
 	{
 		x = permute(i, pp, key);
@@ -1252,6 +1322,11 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 			load_partition(&b, x, UINT32_MAX);
 			leaf = sample_receiver(&t, &b.rng, 0, t.scratch, exmax);
 			if (leaf == FAIL_VERTEX)
+			{
+				leaf = swap_receiver(&b, x, filled, nfilled);
+				load_partition(&b, x, UINT32_MAX);
+			}
+			if (leaf == FAIL_VERTEX)
 				leaf = fallback_receiver(&t, 1);
 			if (leaf == FAIL_VERTEX)
 				leaf = fallback_receiver(&t, 0);
@@ -1265,6 +1340,7 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 				excess++;
 			t.held[leaf]++;
 			refresh_need(&t, leaf);
+			filled[nfilled++] = slot;
 		}
 	}
 

@@ -578,9 +578,9 @@ ring_from_json(const ring_env *env, const char *text, size_t len, ring *out,
 	if (p.rows != (uint32_t) replicas || p.row_len != parts)
 	{
 		st = ring_fail(err, RING_EFORMAT,
-					   "invalid ring: the assignment has %u rows of %zu partitions, but part_power %d and %d replicas need %d rows of %u",
-					   p.rows, p.row_len, (int) part_power, (int) replicas,
-					   (int) replicas, parts);
+					   "invalid ring: part_power %d and %d replicas need an assignment of %d rows of %u node ids, got %u rows of %zu",
+					   (int) part_power, (int) replicas, (int) replicas, parts,
+					   p.rows, p.row_len);
 		goto fail;
 	}
 	ring_sort_nodes(p.nodes, (uint32_t) p.nnodes);
