@@ -56,6 +56,7 @@
 #define FREE_SLOT 0xFFFFu
 #define FAIL_VERTEX UINT32_MAX
 #define PROGRESS_EVERY 4096
+#define SWAP_TRIES 1024			/* slots tried per swap search */
 
 /* ---- 128-bit helpers ---- */
 
@@ -1013,7 +1014,7 @@ swap_receiver(rebal *b, uint32_t x, const size_t *filled, size_t nfilled)
 	if (nfilled == 0)
 		return FAIL_VERTEX;
 	start = (size_t) rng_below(&b->rng, nfilled);
-	for (k = 0; k < nfilled; k++)
+	for (k = 0; k < nfilled && k < SWAP_TRIES; k++)
 	{
 		size_t		sy = filled[(start + k) % nfilled];
 		uint32_t	y = (uint32_t) (sy & (((size_t) 1 << pp) - 1));
@@ -1327,7 +1328,15 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 				load_partition(&b, x, UINT32_MAX);
 			}
 			if (leaf == FAIL_VERTEX)
+			{
+				/* rare, and linear in the nodes: let the caller interrupt */
+				if (env->progress != NULL && env->progress(env->ctx))
+				{
+					st = ring_fail(err, RING_ECANCELED, "canceled");
+					goto done;
+				}
 				leaf = fallback_receiver(&t, 1);
+			}
 			if (leaf == FAIL_VERTEX)
 				leaf = fallback_receiver(&t, 0);
 			if (leaf == FAIL_VERTEX)
