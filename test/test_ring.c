@@ -1216,6 +1216,19 @@ TEST(json_exact_small_ring)
 	CHECK_MSG(strcmp(s, text) == 0, "got %s", s);
 	CHECK_EQ_INT(ring_slot(&a, 0, 1), 1);
 	CHECK_EQ_INT(a.nodes[1].id, 2);
+	/*
+	 * The encoded form and fingerprint of this ring, computed independently
+	 * from the layout in ring.h by test/tools/ring_fingerprint.py.
+	 */
+	{
+		size_t		len;
+		uint8_t    *buf = encode(&a, &len);
+
+		CHECK_EQ_INT(len, 96);
+		CHECK(a.fingerprint == UINT64_C(0xb4331b0f2afdaa11));
+		CHECK(ring_get_le64(buf + 8) == UINT64_C(0xb4331b0f2afdaa11));
+		free(buf);
+	}
 	free(s);
 	ring_free(&env, &a);
 	ring_free(&env, &b);
