@@ -108,13 +108,18 @@ decode_datum(Datum d, MemoryContext cxt, ring *out)
 		pfree(v);
 }
 
-/* The decoded ring of a call site, and the value it was decoded from. */
+/*
+ * The decoded ring of a call site, and the value it was decoded from.  The
+ * assignment is kept partition-major (the R replicas of a partition side by
+ * side), so that a lookup touches one cache line however large the ring.
+ */
 typedef struct ring_cache
 {
 	bool		valid;
 	uint64		fingerprint;
 	Size		size;
-	ring		r;
+	ring		r;				/* r.assignment is NULL: see by_partition */
+	uint16	   *by_partition;	/* [partition * replicas + replica] */
 } ring_cache;
 
 /*
@@ -123,7 +128,7 @@ typedef struct ring_cache
  * header is read to find out (a slice of a toasted value), so a large ring is
  * detoasted and decoded once per query, not once per row.
  */
-static const ring *
+static const ring_cache *
 cached_ring(FunctionCallInfo fcinfo, int argno)
 {
 	Datum		d = PG_GETARG_DATUM(argno);
@@ -159,7 +164,7 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 	}
 	if (cache != NULL && cache->valid && have_header &&
 		cache->fingerprint == fingerprint && cache->size == size)
-		return &cache->r;
+		return cache;
 
 	if (cache == NULL)
 	{
@@ -172,12 +177,31 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 
 		cache->valid = false;
 		ring_free(&env, &cache->r);
+		pfree(cache->by_partition);
 	}
 	decode_datum(d, fcinfo->flinfo->fn_mcxt, &cache->r);
+	{
+		uint32		parts = (uint32) 1 << cache->r.part_power;
+		uint32		R = cache->r.replicas;
+		uint32		x,
+					rep;
+
+		cache->by_partition = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+												 sizeof(uint16) * (Size) R * parts);
+		for (rep = 0; rep < R; rep++)
+		{
+			const uint16 *row = cache->r.assignment + ((Size) rep << cache->r.part_power);
+
+			for (x = 0; x < parts; x++)
+				cache->by_partition[(Size) x * R + rep] = row[x];
+		}
+		pfree(cache->r.assignment);
+		cache->r.assignment = NULL;
+	}
 	cache->fingerprint = cache->r.fingerprint;
 	cache->size = size;
 	cache->valid = true;
-	return &cache->r;
+	return cache;
 }
 
 static Datum
@@ -427,52 +451,63 @@ ring_rebalance(PG_FUNCTION_ARGS)
 
 /* ---- lookups ---- */
 
+/* int4[] of the node ids of a partition's replicas, primary first */
 static ArrayType *
-replica_array(const ring *r, uint32 partition)
+replica_array(const ring_cache *c, uint32 partition)
 {
-	Datum	   *ids = palloc(sizeof(Datum) * r->replicas);
+	uint32		R = c->r.replicas;
+	Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(int32) * (Size) R;
+	ArrayType  *a = (ArrayType *) palloc0(bytes);
+	const uint16 *slots = c->by_partition + (Size) partition * R;
+	int32	   *ids;
 	uint32		rep;
 
-	for (rep = 0; rep < r->replicas; rep++)
-		ids[rep] = Int32GetDatum(r->nodes[ring_slot(r, rep, partition)].id);
-	return construct_array(ids, (int) r->replicas, INT4OID, sizeof(int32), true,
-						   TYPALIGN_INT);
+	SET_VARSIZE(a, bytes);
+	a->ndim = 1;
+	a->dataoffset = 0;
+	a->elemtype = INT4OID;
+	ARR_DIMS(a)[0] = (int) R;
+	ARR_LBOUND(a)[0] = 1;
+	ids = (int32 *) ARR_DATA_PTR(a);
+	for (rep = 0; rep < R; rep++)
+		ids[rep] = c->r.nodes[slots[rep]].id;
+	return a;
 }
 
 PG_FUNCTION_INFO_V1(ring_partition);
 Datum
 ring_partition(PG_FUNCTION_ARGS)
 {
-	const ring *r = cached_ring(fcinfo, 0);
+	const ring_cache *c = cached_ring(fcinfo, 0);
 	uint64		key = (uint64) PG_GETARG_INT64(1);
 
-	PG_RETURN_INT32((int32) ring_partition_of(r, key));
+	PG_RETURN_INT32((int32) ring_partition_of(&c->r, key));
 }
 
 PG_FUNCTION_INFO_V1(ring_nodes);
 Datum
 ring_nodes(PG_FUNCTION_ARGS)
 {
-	const ring *r = cached_ring(fcinfo, 0);
+	const ring_cache *c = cached_ring(fcinfo, 0);
 	uint64		key = (uint64) PG_GETARG_INT64(1);
 
-	PG_RETURN_ARRAYTYPE_P(replica_array(r, ring_partition_of(r, key)));
+	PG_RETURN_ARRAYTYPE_P(replica_array(c, ring_partition_of(&c->r, key)));
 }
 
 PG_FUNCTION_INFO_V1(ring_partition_nodes);
 Datum
 ring_partition_nodes(PG_FUNCTION_ARGS)
 {
-	const ring *r = cached_ring(fcinfo, 0);
+	const ring_cache *c = cached_ring(fcinfo, 0);
 	int32		partition = PG_GETARG_INT32(1);
-	int64		parts = (int64) 1 << r->part_power;
+	int64		parts = (int64) 1 << c->r.part_power;
 
 	if (partition < 0 || partition >= parts)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("partition must be between 0 and %lld, got %d",
 						(long long) (parts - 1), partition)));
-	PG_RETURN_ARRAYTYPE_P(replica_array(r, (uint32) partition));
+	PG_RETURN_ARRAYTYPE_P(replica_array(c, (uint32) partition));
 }
 
 /* ---- inspection ---- */
