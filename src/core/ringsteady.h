@@ -31,7 +31,7 @@ typedef struct ringsteady_cursor
 {
 	uint64_t	backends;		/* N */
 	int			width;			/* w: positions are w-bit numbers */
-	uint64_t	position;		/* current position, < 2^w, holding a backend */
+	uint64_t	backend;		/* the backend under the cursor */
 } ringsteady_cursor;
 
 /*
