@@ -882,6 +882,100 @@ TEST(repeated_rebalances_converge)
 	}
 }
 
+/*
+ * Random topologies (regions, zones, zero weights, up to 6 replicas) and
+ * random changes (nodes removed and added, weights and zones changed): the
+ * build meets every quota, every rebalance gives a valid ring and keeps the
+ * one-move rule, and repeated rebalances stop moving.
+ */
+TEST(random_topologies_and_changes)
+{
+	int			it;
+
+	reset_ctx();
+	for (it = 0; it < 300; it++)
+	{
+		uint32_t	n = 1 + (uint32_t) (rnd() % 60),
+					pp = 1 + (uint32_t) (rnd() % 11);
+		uint32_t	zones = 1 + (uint32_t) (rnd() % 8),
+					regions = 1 + (uint32_t) (rnd() % 3);
+		uint32_t	i,
+					pos = 0,
+					R,
+					m = 0,
+					p2 = 0,
+					extra;
+		ring_node  *nodes = calloc(n + 8, sizeof(ring_node));
+		ring_node  *next = calloc(n + 8, sizeof(ring_node));
+		ring		cur;
+		int			round,
+					moved = 1;
+
+		for (i = 0; i < n; i++)
+		{
+			nodes[i].id = (int32_t) i * 3 - 20;
+			nodes[i].zone = (int32_t) (rnd() % zones);
+			nodes[i].region = (int32_t) (rnd() % regions);
+			nodes[i].weight = rnd() % 5 == 0 ? 0 :
+				(rnd() % 3 == 0 ? (double) (rnd() % 1000) / 7.0 : (double) (1 + rnd() % 10));
+			pos += nodes[i].weight > 0;
+		}
+		if (pos == 0)
+		{
+			nodes[0].weight = 1;
+			pos = 1;
+		}
+		R = 1 + (uint32_t) (rnd() % (pos < 6 ? pos : 6));
+		cur = build_ok(nodes, n, pp, R, it);
+		CHECK_MSG(at_quota(&cur), "iteration %d: build not at quota", it);
+		for (i = 0; i < n; i++)
+		{
+			if (rnd() % 5 == 0)
+				continue;
+			next[m] = nodes[i];
+			if (rnd() % 4 == 0)
+				next[m].weight = rnd() % 4 == 0 ? 0 : (double) (1 + rnd() % 10);
+			if (rnd() % 6 == 0)
+				next[m].zone = (int32_t) (rnd() % (zones + 1));
+			m++;
+		}
+		extra = (uint32_t) (rnd() % 8);
+		for (i = 0; i < extra; i++, m++)
+		{
+			next[m].id = (int32_t) (1000000 + i);
+			next[m].zone = (int32_t) (rnd() % (zones + 1));
+			next[m].region = (int32_t) (rnd() % regions);
+			next[m].weight = (double) (1 + rnd() % 10);
+		}
+		for (i = 0; i < m; i++)
+			p2 += next[i].weight > 0;
+		if (p2 < R)
+		{
+			/* too few nodes left for the replicas: refused */
+			ring		nr;
+			ring_error	err;
+
+			CHECK(ring_core_rebalance(&env, &cur, next, m, 0, &nr, &err) == RING_EINVAL);
+			moved = 0;
+		}
+		for (round = 0; round < 60 && moved; round++)
+		{
+			ring		nr = rebalance_ok(&cur, next, m, round);
+			move_stats	mv = moves_between(&cur, &nr);
+
+			CHECK_MSG(mv.bad_partitions == 0, "iteration %d round %d: one-move rule broken", it, round);
+			moved = mv.moved > 0;
+			ring_free(&env, &cur);
+			cur = nr;
+		}
+		CHECK_MSG(!moved, "iteration %d: still moving after 60 rebalances", it);
+		ring_free(&env, &cur);
+		free(nodes);
+		free(next);
+	}
+	CHECK_EQ_INT(tctx.live, 0);
+}
+
 TEST(rebalance_is_deterministic)
 {
 	ring_node  *nodes = make_nodes(30, 3, 1);
@@ -1431,6 +1525,7 @@ main(void)
 	RUN(double_one_weight);
 	RUN(rebalance_of_a_balanced_ring_moves_nothing);
 	RUN(repeated_rebalances_converge);
+	RUN(random_topologies_and_changes);
 	RUN(rebalance_is_deterministic);
 	RUN(decode_roundtrip);
 	RUN(decode_rejects_malformed_values);

@@ -57,6 +57,8 @@
 #define FAIL_VERTEX UINT32_MAX
 #define PROGRESS_EVERY 4096
 #define SWAP_TRIES 1024			/* slots tried per swap search */
+#define REFILL_TRIES 16384		/* partitions tried to refill after a relay */
+#define RELAY_FAILURES 64		/* relays undone before a pass gives up */
 
 /* ---- 128-bit helpers ---- */
 
@@ -292,7 +294,6 @@ typedef struct rtree
 	int64_t    *quota;
 	int64_t    *cap;			/* most replicas of one partition: ceil(quota/2^p) */
 	int64_t    *held;
-	int64_t    *surplus;
 	uint64_t   *units;
 	uint64_t   *capacity;
 	uint64_t   *share;
@@ -390,7 +391,6 @@ tree_init(rtree *t, arena *a, const ring_node *nodes, uint32_t n,
 		!TALLOC(order, uint32_t) || !TALLOC(fen, int64_t) ||
 		!TALLOC(need, int64_t) || !TALLOC(quota, int64_t) ||
 		!TALLOC(cap, int64_t) || !TALLOC(held, int64_t) ||
-		!TALLOC(surplus, int64_t) ||
 		!TALLOC(units, uint64_t) || !TALLOC(capacity, uint64_t) ||
 		!TALLOC(share, uint64_t) || !TALLOC(stamp, uint32_t) ||
 		!TALLOC(cnt, int64_t))
@@ -1086,6 +1086,48 @@ permute(uint32_t i, uint32_t part_power, uint64_t key)
 
 
 /*
+ * Move one replica of an untouched partition from a node above quota to
+ * leaf "to" (which has just lost a replica to a relay).  Tries a bounded
+ * number of partitions; returns 1 if it moved one.
+ */
+static int
+refill(rebal *b, uint8_t *touched, uint64_t key, uint32_t to)
+{
+	rtree	   *t = b->t;
+	uint32_t	pp = b->part_power;
+	uint32_t	parts = (uint32_t) 1 << pp;
+	uint32_t	start = (uint32_t) rng_below(&b->rng, parts);
+	uint32_t	i,
+				r;
+
+	for (i = 0; i < parts && i < REFILL_TRIES; i++)
+	{
+		uint32_t	y = permute((start + i) & (parts - 1), pp, key);
+
+		if (touched[y])
+			continue;
+		for (r = 0; r < b->replicas; r++)
+		{
+			size_t		slot = ((size_t) r << pp) + y;
+			uint32_t	from = t->node_leaf[b->assign[slot]];
+
+			if (t->held[from] <= t->quota[from])
+				continue;
+			load_partition(b, y, r);
+			if (!eligible_leaf(t, to))
+				continue;
+			b->assign[slot] = (uint16_t) t->leaf_node[to - t->first_leaf];
+			t->held[from]--;
+			t->held[to]++;
+			refresh_need(t, to);
+			touched[y] = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * One pass over the untouched partitions in seeded order.  relay == 0: move
  * a replica from a node above quota to one below.  relay == 1: move a replica
  * from a node at or below quota whose zone has nodes above quota (at most as
@@ -1101,20 +1143,11 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 	uint32_t	parts = (uint32_t) 1 << pp;
 	uint32_t	exmax = R * 4 + 8;
 	uint32_t	i,
-				j,
-				v;
+				j;
 	int64_t		budget = *excess;
+	int			failures = 0;
 
 	*relayed = 0;
-	if (relay)
-	{
-		/* surplus of each domain: the sum of (held - quota) over nodes above */
-		for (v = 0; v < t->nv; v++)
-			t->surplus[v] = v >= t->first_leaf && t->held[v] > t->quota[v] ?
-				t->held[v] - t->quota[v] : 0;
-		for (v = t->nv - 1; v > 0; v--)
-			t->surplus[t->parent[v]] += t->surplus[v];
-	}
 	for (i = 0; i < parts && *excess > 0 && t->need[0] > 0; i++)
 	{
 		uint32_t	x = permute(i, pp, key);
@@ -1125,7 +1158,7 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 			return ring_fail(err, RING_ECANCELED, "canceled");
 		if (touched[x])
 			continue;
-		if (relay && *relayed >= budget)
+		if (relay && (*relayed >= budget || failures > RELAY_FAILURES))
 			break;
 		start = (uint32_t) rng_below(&b->rng, R);
 		for (j = 0; j < R; j++)
@@ -1151,14 +1184,30 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 			t->held[from]--;
 			t->held[to]++;
 			refresh_need(t, to);
+			touched[x] = 1;
 			if (relay)
 			{
+				/* keep the relay only if a node above quota refills from */
 				refresh_need(t, from);
-				(*relayed)++;
+				if (refill(b, touched, key, from))
+				{
+					(*relayed)++;
+					(*excess)--;
+				}
+				else
+				{
+					b->assign[slot] = (uint16_t) t->leaf_node[from - t->first_leaf];
+					t->held[from]++;
+					t->held[to]--;
+					refresh_need(t, from);
+					refresh_need(t, to);
+					touched[x] = 0;
+					failures++;
+					break;
+				}
 			}
 			else
 				(*excess)--;
-			touched[x] = 1;
 			break;
 		}
 	}
@@ -1357,8 +1406,8 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 	 * Move one replica of untouched partitions off nodes above quota.  Where
 	 * that is stuck (the nodes below quota are in a zone that every partition
 	 * of the nodes above quota already uses), relay: move a replica from a
-	 * node at quota, in a zone that has nodes above quota, to a node below
-	 * quota, and let the next pass refill it from its zone.
+	 * node at quota to a node below quota, and at once refill it from a node
+	 * above quota (or undo the relay).
 	 */
 	for (round = 0; round < 6 && excess > 0; round++)
 	{
