@@ -195,7 +195,7 @@ FROM (SELECT ring_build(ARRAY[1, 2, 3, 4, 5, 6, 7, 8], ARRAY[1, 1, 1, 1, 1, 1, 1
 
 -- Zero weight: the node stays in the ring and holds nothing (drain a node by
 -- setting its weight to 0 and rebalancing).
-SELECT node, weight, partitions, quota, balance
+SELECT node, weight, partitions, quota, round(balance::numeric, 4) AS balance
 FROM ring_node_stats(ring_build(ARRAY[1, 2, 3, 4], ARRAY[1, 1, 1, 0], ARRAY[0, 1, 2, 3],
                                 part_power => 6, replicas => 2))
 ORDER BY node;
