@@ -265,6 +265,27 @@ rings_equal(const ring *a, const ring *b)
 	return eq;
 }
 
+/* max over nodes of |primaries - quota / R| */
+static double
+primary_dev(const ring *r)
+{
+	int64_t    *q = calloc(r->node_count, sizeof(int64_t));
+	int64_t    *p = calloc(r->node_count, sizeof(int64_t));
+	ring_error	err;
+	double		worst = 0;
+	uint32_t	i;
+
+	ring_quotas(&env, r, q, &err);
+	for (i = 0; i < (1u << r->part_power); i++)
+		p[ring_slot(r, 0, i)]++;
+	for (i = 0; i < r->node_count; i++)
+		if (fabs((double) p[i] - (double) q[i] / r->replicas) > worst)
+			worst = fabs((double) p[i] - (double) q[i] / r->replicas);
+	free(q);
+	free(p);
+	return worst;
+}
+
 /* held == quota for every node */
 static int
 at_quota(const ring *r)
@@ -372,6 +393,8 @@ TEST(equal_nodes_balance_within_a_tenth_of_a_percent)
 	CHECK_MSG(max_abs_dev(&r) < 1.0, "max |held - share| = %g", max_abs_dev(&r));
 	CHECK(at_quota(&r));
 	CHECK_EQ_INT(zone_repeats(&r, 0), 0);
+	/* primaries (replica 0) are spread by quota too */
+	CHECK_MSG(primary_dev(&r) <= 2, "primaries off by %g", primary_dev(&r));
 	ring_free(&env, &r);
 	CHECK_EQ_INT(tctx.live, 0);
 	free(nodes);
@@ -411,6 +434,7 @@ TEST(random_weights_within_one_slot_and_no_zone_twice)
 		if (zones >= R)
 			CHECK_MSG(zone_repeats(&r, 0) == 0, "trial %d: zone repeats %llu",
 					  trial, (unsigned long long) zone_repeats(&r, 0));
+		CHECK_MSG(primary_dev(&r) <= 2, "trial %d: primaries off by %g", trial, primary_dev(&r));
 		ring_free(&env, &r);
 		CHECK_EQ_INT(tctx.live, 0);
 		free(nodes);

@@ -780,7 +780,11 @@ ring_core_build(const ring_env *env, const ring_node *nodes, uint32_t n,
 					&nout, t.scratch);
 		if (nout != replicas)
 			t.broken = 1;
-		/* replica order: random, so that primaries spread like the rest */
+		/*
+		 * Replica order: random, except that the primary is the chosen node
+		 * furthest below its share of primaries (quota / R), so that reads
+		 * of primaries spread like the data.
+		 */
 		for (i = nout; i > 1; i--)
 		{
 			uint32_t	j = (uint32_t) rng_below(&rng, i);
@@ -789,6 +793,31 @@ ring_core_build(const ring_env *env, const ring_node *nodes, uint32_t n,
 			chosen[i - 1] = chosen[j];
 			chosen[j] = c;
 		}
+		if (nout > 1)
+		{
+			uint32_t	best = 0;
+			uint32_t	c;
+
+			/*
+			 * urgency: primaries still wanted, (quota / R - primaries), per
+			 * partition the node has left (need + 1, this one included)
+			 */
+			for (i = 1; i < nout; i++)
+			{
+				uint32_t	ci = chosen[i],
+							cb = chosen[best];
+				int64_t		ui = t.quota[ci] - (int64_t) replicas * t.held[ci];
+				int64_t		ub = t.quota[cb] - (int64_t) replicas * t.held[cb];
+
+				if (ui * (t.need[cb] + 1) > ub * (t.need[ci] + 1))
+					best = i;
+			}
+			c = chosen[0];
+			chosen[0] = chosen[best];
+			chosen[best] = c;
+		}
+		if (nout > 0)
+			t.held[chosen[0]]++;	/* primaries so far (held is unused in a build) */
 		for (i = 0; i < nout && i < replicas; i++)
 			assign[((size_t) i << part_power) + x] =
 				(uint16_t) t.leaf_node[chosen[i] - t.first_leaf];
