@@ -1032,7 +1032,7 @@ eligible_leaf(const rtree *t, uint32_t leaf)
  * x (the swap is done on the other slot), or FAIL_VERTEX.
  */
 static uint32_t
-swap_receiver(rebal *b, uint32_t x, const size_t *filled, size_t nfilled)
+swap_receiver(rebal *b, uint32_t x, const uint32_t *filled, size_t nfilled)
 {
 	rtree	   *t = b->t;
 	uint32_t	pp = b->part_power;
@@ -1265,7 +1265,7 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 	uint32_t	pp = old->part_power;
 	size_t		slots = (size_t) R << pp;
 	size_t		s;
-	size_t	   *filled;
+	uint32_t   *filled;			/* slots filled in this rebalance */
 	size_t		nfilled = 0,
 				nfree = 0;
 	int64_t		excess = 0;
@@ -1374,7 +1374,7 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 	/* fill the free slots */
 	for (s = 0; s < slots; s++)
 		nfree += assign[s] == FREE_SLOT;
-	filled = arena_alloc(&a, sizeof(size_t) * (nfree + 1));
+	filled = arena_alloc(&a, sizeof(uint32_t) * (nfree + 1));
 	if (filled == NULL)
 	{
 		st = ring_fail(err, RING_ENOMEM, "out of memory");
@@ -1427,7 +1427,7 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 				excess++;
 			t.held[leaf]++;
 			refresh_need(&t, leaf);
-			filled[nfilled++] = slot;
+			filled[nfilled++] = (uint32_t) slot;
 		}
 	}
 
