@@ -37,13 +37,17 @@
  * is touched (moved this round).  In untouched partitions that break a
  * domain cap (zones changed), one replica of the crowded domain is freed.
  * Free slots go to nodes below their quota, drawn in proportion to what they
- * still need among the nodes that keep the partition within its domain caps.
- * Then, visiting the partitions in a seeded random order, one replica of an
- * untouched partition moves from a node above its quota to a node below it
- * (again drawn by need among the eligible), until the quotas are met.  So one
- * rebalance moves at most one replica of any partition (apart from replicas of
- * removed nodes), moves exactly the slots by which nodes exceed their new
- * quotas, and a later rebalance finishes what the one-move rule left.
+ * still need among the nodes that keep the partition within its domain caps;
+ * where none can take one, a slot filled earlier in this rebalance is swapped
+ * (both are moves anyway).  Then, visiting the partitions in a seeded random
+ * order, one replica of an untouched partition moves from a node above its
+ * quota to a node below it, until the quotas are met; where the domain caps
+ * block every such move, a relay moves a replica of a node at quota to a node
+ * below quota and refills it from a node above quota.  So one rebalance moves
+ * at most one replica of any partition (apart from replicas of removed
+ * nodes), moves exactly the slots by which nodes exceed their new quotas
+ * (relays excepted), and a later rebalance finishes what the one-move rule
+ * left.
  */
 #include "core/ring.h"
 #include "core/ring_internal.h"
