@@ -209,4 +209,15 @@ SELECT ring_build(NULL, ARRAY[1.0], ARRAY[0]) IS NULL AS null_nodes,
        ring_build(ARRAY[1], ARRAY[1.0], ARRAY[0], part_power => NULL) IS NULL AS null_part_power,
        ring_rebalance(NULL, ARRAY[1], ARRAY[1.0], ARRAY[0]) IS NULL AS null_ring;
 
+-- The lookups are IMMUTABLE: usable in generated columns and indexes.
+CREATE TEMP TABLE objects (
+    key bigint NOT NULL,
+    home int[] GENERATED ALWAYS AS (ring_nodes('{"part_power": 1, "replicas": 2, "nodes": [
+        {"id": 3, "zone": 0, "weight": 1}, {"id": 7, "zone": 1, "weight": 1}],
+        "assignment": [[3, 7], [7, 3]]}'::partition_ring, key)) STORED
+);
+INSERT INTO objects VALUES (42), (-42);
+CREATE INDEX ON objects ((home[1]));
+SELECT key, home FROM objects ORDER BY key;
+
 DROP TABLE rings, ring_nodes_t;
