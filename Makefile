@@ -5,7 +5,11 @@ OBJS = \
 	src/module.o \
 	src/buckets.o \
 	src/subsets.o \
+	src/ring.o \
 	src/core/jump.o \
+	src/core/ring.o \
+	src/core/ring_build.o \
+	src/core/ring_json.o \
 	src/core/ringsteady.o
 
 EXTENSION = subsetting
@@ -17,6 +21,8 @@ REGRESS = \
 	jump \
 	jump_in_tables \
 	ringsteady \
+	ring \
+	ring_errors \
 	install_as_owner \
 	argument_sweep
 

@@ -43,6 +43,14 @@ SELECT 'float8[]'::regtype, v = '''{1,1,1}''', v FROM unnest(ARRAY['''{1,1,1}'''
 UNION ALL
 SELECT 'text[]'::regtype, v = '''{a,b,c}''', v FROM unnest(ARRAY['''{a,b,c}''', 'NULL', '''{}''', '''{NULL}''',
     '''{a,a,a}''', '''{{a,b},{c,d}}''', '''{"",b,c}''']) AS v;
+INSERT INTO sweep_value VALUES
+    ('partition_ring', true, $$ring_build('{1,2,3,4}', '{1,1,1,1}', '{1,2,3,4}', part_power => 4, replicas => 2)$$),
+    ('partition_ring', false, 'NULL'),
+    ('partition_ring', false, $$ring_build('{7}', '{1}', '{1}', part_power => 1, replicas => 1)$$),
+    ('partition_ring', false, $$ring_build(ARRAY(SELECT generate_series(1, 60)),
+        ARRAY(SELECT (i % 7 + 1)::float8 FROM generate_series(1, 60) AS i),
+        ARRAY(SELECT i % 5 FROM generate_series(1, 60) AS i),
+        ARRAY(SELECT i % 2 FROM generate_series(1, 60) AS i), part_power => 12, replicas => 3)$$);
 
 -- The extension's functions that SQL can call with values (not aggregates, not
 -- type support functions taking internal or cstring).
