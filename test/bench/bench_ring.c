@@ -1,15 +1,15 @@
 /*
  * test/bench/bench_ring.c
  *		Benchmark of the partition ring core: build and rebalance times, and
- *		the quality the issue asks for (balance, dispersion, data moved as a
- *		multiple of the minimum), on the fleets the issue names.
+ *		their quality (balance, dispersion, data moved as a multiple of the
+ *		minimum) on the fleets of the project's targets.
  *
  *	usage: bench_ring [ROUNDS]
  *
  * Prints CSV: what, part_power, replicas, nodes, zones, milliseconds (median
  * of ROUNDS), and a note.  The baseline is the 56 s that Swift's builder takes
- * for p = 20, R = 3, 1,000 nodes in 5 zones on this kind of machine (from the
- * issue); it is quoted, not run here.  Benchmarks report, never assert.
+ * for p = 20, R = 3, 1,000 nodes in 5 zones on a 2-core machine like the
+ * project's test machines; it is quoted, not run here.  Benchmarks report, never assert.
  */
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 --	ring_nodes lookups through SQL with a ring stored in a table and read by
 --	a scalar subquery, for a part power 10 ring (6 kB) and a part power 22
 --	ring (24 MiB), run alternately in one session and reported as median
---	times and their ratio (the issue asks for the same rate, within 1.2x).
+--	times and their ratio (the target: the same rate, within 1.2x).
 --	Keys are spread over the whole 64-bit space; the baseline computes the
 --	same keys without a lookup.
 --	Also: the time to build the part power 22 ring in SQL.
