@@ -5,8 +5,12 @@ OBJS = \
 	src/module.o \
 	src/buckets.o \
 	src/subsets.o \
+	src/ring.o \
 	src/core/baselines.o \
 	src/core/jump.o \
+	src/core/ring.o \
+	src/core/ring_build.o \
+	src/core/ring_json.o \
 	src/core/ringsteady.o \
 	src/core/rocksteadier.o \
 	src/core/subset_metrics.o
@@ -16,13 +20,17 @@ DATA = sql/subsetting--1.0.sql
 PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
 
 REGRESS = \
+	upgrade \
 	jump \
 	jump_in_tables \
 	ringsteady \
 	rocksteadier \
 	subset_baselines \
 	subset_metrics \
-	install_as_owner
+	ring \
+	ring_errors \
+	install_as_owner \
+	argument_sweep
 
 PG_CPPFLAGS = -I$(srcdir)/src
 
