@@ -13,9 +13,11 @@ PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition 
 REGRESS = \
 	jump \
 	jump_in_tables \
+	keys \
 	install_as_owner
 
 PG_CPPFLAGS = -I$(srcdir)/src
+SHLIB_LINK += -lxxhash
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

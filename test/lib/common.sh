@@ -14,6 +14,7 @@ PROJECT_PACKAGES=(
 	"postgresql-$PG_MAJOR" "postgresql-client-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
 	make gcc clang-14 llvm-14 libclang-rt-14-dev
 	gnuplot-nox
+	libxxhash-dev xxhash python3-xxhash
 )
 
 # Installs whatever of PROJECT_PACKAGES is missing (needs root).
