@@ -14,6 +14,7 @@ REGRESS = \
 	jump \
 	jump_in_tables \
 	keys \
+	reshard \
 	install_as_owner
 
 PG_CPPFLAGS = -I$(srcdir)/src
