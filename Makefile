@@ -4,7 +4,9 @@ MODULE_big = subsetting
 OBJS = \
 	src/module.o \
 	src/buckets.o \
-	src/core/jump.o
+	src/subsets.o \
+	src/core/jump.o \
+	src/core/ringsteady.o
 
 EXTENSION = subsetting
 DATA = sql/subsetting--1.0.sql
@@ -15,6 +17,7 @@ REGRESS = \
 	jump_in_tables \
 	keys \
 	reshard \
+	ringsteady \
 	install_as_owner
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -290,3 +290,16 @@ $procedure$;
 
 COMMENT ON PROCEDURE reshard_add_partition(regclass, regclass, bigint) IS
 'grows a table partitioned BY LIST (jumpbackhash(key, n)) or (jumphash(key, n)) to n + 1 buckets with new_partition as bucket n, moving only the rows whose bucket changes; returns how many moved';
+
+--
+-- Backend subsetting
+--
+
+CREATE FUNCTION ringsteady_subset(frontend int, backends int, subset_size int,
+                                  backend_scaling boolean DEFAULT true)
+RETURNS int[]
+AS 'MODULE_PATHNAME', 'ringsteady_subset'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION ringsteady_subset(int, int, int, boolean) IS
+'the subset_size backends (of backends) that frontend task number frontend connects to, by Ringsteady subsetting (Google, ACM Queue 2023), in ring order; with backend_scaling (Figure 4c) exactly the Ringsteady post''s code, with an exact rotation';

@@ -6,12 +6,14 @@
  * that is below N.  The high bits of a position are the low bits of its
  * backend, so fixing the top s bits of a position fixes the backend's value
  * modulo 2^s, and the backends below N with a given residue a modulo 2^s
- * number ceil((N - a) / 2^s).  Counting that way, a descent over the w bits of
- * the position finds the backend at any rank of the ring order.
+ * number ceil((N - a) / 2^s).  Counting that way, a descent that fixes the
+ * backend's bits from the lowest finds the backend at any rank of the ring
+ * order, without reversing anything.
  *
- * Stepping on from a position is one increment, and at most one more: an
- * index >= N > 2^(w-1) has its top bit set, so a position without a backend
- * is odd, and the even position after it always holds one.
+ * The next position, p + 1, holds the backend whose index is the current one
+ * incremented in reversed binary (carrying from the top bit down).  At most
+ * one position is skipped: an index >= N > 2^(w-1) has its top bit set, so
+ * the reversed increment of it clears that bit and lands below N.
  */
 #include "bits.h"
 #include "ringsteady.h"
@@ -23,42 +25,53 @@ position_width(uint64_t backends)
 	return backends <= 1 ? 0 : bits_log2_64(backends - 1) + 1;
 }
 
-/* the backend at a w-bit position (may be >= N: then no backend is there) */
-static inline uint64_t
-backend_at(uint64_t position, int width)
-{
-	return width == 0 ? 0 : bits_reverse64(position) >> (64 - width);
-}
-
 /* How many backends below N are congruent to `residue` modulo 2^bits. */
 static inline uint64_t
 count_congruent(uint64_t backends, uint64_t residue, int bits)
 {
-	if (residue >= backends)
-		return 0;
-	return ((backends - residue - 1) >> bits) + 1;
+	uint64_t	count = ((backends - residue - 1) >> bits) + 1;
+
+	return residue < backends ? count : 0;
 }
 
-/* The number of positions below `limit` (<= 2^w) that hold a backend. */
+/*
+ * The number of positions below `limit` (<= 2^w) that hold a backend: for
+ * every 1 bit of limit, the positions that agree with limit above it and
+ * have a 0 there.
+ */
 static uint64_t
 count_backends_before(uint64_t backends, int width, uint64_t limit)
 {
 	uint64_t	count = 0;
+	uint64_t	residue = 0;	/* the backend bits fixed by limit's top bits */
 
 	if (limit >> width)
 		return backends;
-	for (int t = width - 1; t >= 0; t--)
+	for (int s = 0; s < width; s++)
 	{
-		if ((limit >> t) & 1)
+		if ((limit >> (width - 1 - s)) & 1)
 		{
-			/* the positions with limit's bits above t and a 0 at bit t */
-			int			fixed = width - t;
-			uint64_t	residue = backend_at((limit >> (t + 1)) << 1, fixed);
-
-			count += count_congruent(backends, residue, fixed);
+			count += count_congruent(backends, residue, s + 1);
+			residue |= UINT64_C(1) << s;
 		}
 	}
 	return count;
+}
+
+/*
+ * The index after `index` in reversed binary of w bits (wrapping to 0): the
+ * carry clears the 1 bits from the top down to the highest 0 bit, and sets it.
+ */
+static inline uint64_t
+reversed_increment(uint64_t index, int width)
+{
+	uint64_t	zeros = ~index & ((UINT64_C(1) << width) - 1);
+	uint64_t	highest_zero;
+
+	if (zeros == 0)
+		return 0;
+	highest_zero = UINT64_C(1) << bits_log2_64(zeros);
+	return (index & (highest_zero - 1)) | highest_zero;
 }
 
 uint32_t
@@ -99,42 +112,41 @@ void
 ringsteady_cursor_at_rank(ringsteady_cursor *cursor, uint32_t backends, uint32_t rank)
 {
 	int			width = position_width(backends);
-	uint64_t	position = 0;
+	uint64_t	backend = 0;
 	uint64_t	remaining = rank;
 
-	/* choose the position's bits from the top, counting the backends below */
-	for (int t = width - 1; t >= 0; t--)
+	/*
+	 * Fix the backend's bits from the lowest (the position's from the
+	 * highest): a 0 bit keeps the `below` backends of that residue ahead.
+	 */
+	for (int s = 0; s < width; s++)
 	{
-		int			fixed = width - t;
-		uint64_t	residue = backend_at(position >> t, fixed);	/* bit t = 0 */
-		uint64_t	below = count_congruent(backends, residue, fixed);
+		uint64_t	below = count_congruent(backends, backend, s + 1);
+		uint64_t	one = remaining >= below;	/* without a branch */
 
-		if (remaining >= below)
-		{
-			remaining -= below;
-			position |= UINT64_C(1) << t;
-		}
+		remaining -= below & (0 - one);
+		backend |= one << s;
 	}
 	cursor->backends = backends;
 	cursor->width = width;
-	cursor->position = position;
+	cursor->backend = backend;
 }
 
 uint32_t
 ringsteady_cursor_next(ringsteady_cursor *cursor)
 {
-	uint32_t	backend = (uint32_t) backend_at(cursor->position, cursor->width);
-	uint64_t	mask = (UINT64_C(1) << cursor->width) - 1;
+	uint32_t	backend = (uint32_t) cursor->backend;
+	uint64_t	next = reversed_increment(cursor->backend, cursor->width);
 
-	cursor->position = (cursor->position + 1) & mask;
-	if (backend_at(cursor->position, cursor->width) >= cursor->backends)
-		cursor->position = (cursor->position + 1) & mask;
+	if (next >= cursor->backends)
+		next = reversed_increment(next, cursor->width);
+	cursor->backend = next;
 	return backend;
 }
 
 int64_t
-ringsteady_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-				  bool backend_scaling, uint32_t *out)
+ringsteady_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
+						bool backend_scaling, uint32_t *out)
 {
 	ringsteady_cursor cursor;
 	uint32_t	count = subset_size < backends ? subset_size : backends;

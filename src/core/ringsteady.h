@@ -31,7 +31,7 @@ typedef struct ringsteady_cursor
 {
 	uint64_t	backends;		/* N */
 	int			width;			/* w: positions are w-bit numbers */
-	uint64_t	position;		/* current position, < 2^w, holding a backend */
+	uint64_t	backend;		/* the backend under the cursor */
 } ringsteady_cursor;
 
 /*
@@ -51,7 +51,7 @@ extern uint32_t ringsteady_cursor_next(ringsteady_cursor *cursor);
  * ring order from the frontend's start, and returns how many; returns -1 if
  * backends is 0.  A subset is a prefix of every larger one.
  */
-extern int64_t ringsteady_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-								 bool backend_scaling, uint32_t *out);
+extern int64_t ringsteady_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
+									   bool backend_scaling, uint32_t *out);
 
 #endif							/* SUBSETTING_CORE_RINGSTEADY_H */
