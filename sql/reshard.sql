@@ -97,6 +97,21 @@ SELECT pg_get_partkeydef('orders'::regclass) AS partition_key, count(*) AS rows,
 FROM orders;
 DROP TABLE orders;
 
+-- The extension's schema not on the search_path: the partition key reads
+-- public.jumpbackhash(...), and the new one too.
+SET search_path = pg_catalog;
+CREATE TABLE public.qualified (k text NOT NULL) PARTITION BY LIST (public.jumpbackhash(k, 1));
+CREATE TABLE public.qualified_0 PARTITION OF public.qualified FOR VALUES IN (0);
+INSERT INTO public.qualified SELECT 'k' || i FROM generate_series(1, 100) AS i;
+CREATE TABLE public.qualified_1 (LIKE public.qualified);
+CALL public.reshard_add_partition('public.qualified', 'public.qualified_1') \gset
+SELECT pg_get_partkeydef('public.qualified'::regclass) AS partition_key,
+       count(*) FILTER (WHERE tableoid = 'public.qualified_1'::regclass) = :moved_rows AS moved_as_reported,
+       count(*) FILTER (WHERE tableoid <> format('public.qualified_%s', public.jumpbackhash(k, 2))::regclass) AS misplaced
+FROM public.qualified;
+DROP TABLE public.qualified;
+RESET search_path;
+
 -- Refusals, each naming what is wrong; nothing changes.
 CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
