@@ -34,8 +34,8 @@ check_buckets(int32 buckets)
 }
 
 /*
- * XXH3-64 with seed 0 of len bytes, as a bigint: the unsigned value's two's
- * complement.
+ * XXH3-64 with seed 0 of len bytes.  The SQL functions return it as a
+ * bigint, the unsigned value's two's complement.
  */
 static uint64
 xxh3_of_bytes(const void *data, size_t len)
