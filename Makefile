@@ -5,7 +5,11 @@ OBJS = \
 	src/module.o \
 	src/buckets.o \
 	src/subsets.o \
+	src/ring.o \
 	src/core/jump.o \
+	src/core/ring.o \
+	src/core/ring_build.o \
+	src/core/ring_json.o \
 	src/core/ringsteady.o
 
 EXTENSION = subsetting
@@ -13,12 +17,16 @@ DATA = sql/subsetting--1.0.sql
 PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
 
 REGRESS = \
+	upgrade \
 	jump \
 	jump_in_tables \
 	keys \
 	reshard \
 	ringsteady \
-	install_as_owner
+	ring \
+	ring_errors \
+	install_as_owner \
+	argument_sweep
 
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK += -lxxhash

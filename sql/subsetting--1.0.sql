@@ -303,3 +303,149 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION ringsteady_subset(int, int, int, boolean) IS
 'the subset_size backends (of backends) that frontend task number frontend connects to, by Ringsteady subsetting (Google, ACM Queue 2023), in ring order; with backend_scaling (Figure 4c) exactly the Ringsteady post''s code, with an exact rotation';
+
+--
+-- Partition ring
+--
+
+CREATE TYPE partition_ring;
+
+CREATE FUNCTION partition_ring_in(cstring)
+RETURNS partition_ring
+AS 'MODULE_PATHNAME', 'partition_ring_in'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION partition_ring_out(partition_ring)
+RETURNS cstring
+AS 'MODULE_PATHNAME', 'partition_ring_out'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION partition_ring_recv(internal)
+RETURNS partition_ring
+AS 'MODULE_PATHNAME', 'partition_ring_recv'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION partition_ring_send(partition_ring)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'partition_ring_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- STORAGE external: large rings live out of line uncompressed, so that the
+-- lookups read their header with a cheap slice fetch.
+CREATE TYPE partition_ring (
+    INPUT = partition_ring_in,
+    OUTPUT = partition_ring_out,
+    RECEIVE = partition_ring_recv,
+    SEND = partition_ring_send,
+    INTERNALLENGTH = VARIABLE,
+    ALIGNMENT = int4,
+    STORAGE = external
+);
+
+COMMENT ON TYPE partition_ring IS
+'2^part_power partitions, each with replicas placed on distinct weighted nodes in distinct failure domains; text form is JSON';
+
+COMMENT ON FUNCTION partition_ring_in(cstring) IS 'partition_ring from its JSON text form (validated)';
+COMMENT ON FUNCTION partition_ring_out(partition_ring) IS 'JSON text form of a partition_ring';
+COMMENT ON FUNCTION partition_ring_recv(internal) IS 'partition_ring from its binary form (validated)';
+COMMENT ON FUNCTION partition_ring_send(partition_ring) IS 'binary form of a partition_ring (fixed-width little-endian)';
+
+CREATE FUNCTION ring_build(nodes int[], weights float8[], zones int[],
+                           regions int[] DEFAULT NULL,
+                           part_power int DEFAULT 16, replicas int DEFAULT 3,
+                           seed bigint DEFAULT 0)
+RETURNS partition_ring
+AS 'MODULE_PATHNAME', 'ring_build'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION ring_build(int[], float8[], int[], int[], int, int, bigint) IS
+'a new ring of 2^part_power partitions with replicas on the given nodes (one id, weight, zone and optional region each): every node within one partition-replica of its weighted share, replicas in distinct zones and regions as far as the topology allows; NULL if any argument but regions is NULL';
+
+CREATE FUNCTION ring_rebalance(ring partition_ring, nodes int[], weights float8[],
+                               zones int[], regions int[] DEFAULT NULL,
+                               seed bigint DEFAULT 0)
+RETURNS partition_ring
+AS 'MODULE_PATHNAME', 'ring_rebalance'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION ring_rebalance(partition_ring, int[], float8[], int[], int[], bigint) IS
+'the ring rebuilt for a new node table (added and removed nodes, changed weights and zones), moving as few replicas as the new shares allow and at most one replica of any partition (apart from replicas on removed nodes); repeat until ring_moves is empty to finish larger changes';
+
+CREATE FUNCTION ring_partition(ring partition_ring, key bigint)
+RETURNS int
+AS 'MODULE_PATHNAME', 'ring_partition'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION ring_partition(partition_ring, bigint) IS
+'partition of a 64-bit key: its top part_power bits, taken as unsigned';
+
+CREATE FUNCTION ring_nodes(ring partition_ring, key bigint)
+RETURNS int[]
+AS 'MODULE_PATHNAME', 'ring_nodes'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION ring_nodes(partition_ring, bigint) IS
+'node ids of the replicas of a 64-bit key''s partition, primary first';
+
+CREATE FUNCTION ring_partition_nodes(ring partition_ring, partition int)
+RETURNS int[]
+AS 'MODULE_PATHNAME', 'ring_partition_nodes'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION ring_partition_nodes(partition_ring, int) IS
+'node ids of the replicas of a partition, primary first';
+
+CREATE FUNCTION ring_assignments(ring partition_ring,
+                                 OUT partition int, OUT replica int, OUT node int)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'ring_assignments'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+ROWS 1000;
+
+COMMENT ON FUNCTION ring_assignments(partition_ring) IS
+'every (partition, replica, node) of the ring, by partition then replica';
+
+CREATE FUNCTION ring_node_stats(ring partition_ring,
+                                OUT node int, OUT zone int, OUT region int,
+                                OUT weight float8, OUT partitions bigint,
+                                OUT primaries bigint, OUT wanted float8,
+                                OUT quota bigint, OUT balance float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'ring_node_stats'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+ROWS 100;
+
+COMMENT ON FUNCTION ring_node_stats(partition_ring) IS
+'per node: partition-replicas held, primaries held, wanted (exact weighted share R * 2^p * w / W), quota (the builder''s target, below wanted where failure domains cap the node), and balance = 100 * (partitions - wanted) / wanted';
+
+CREATE FUNCTION ring_dispersion(ring partition_ring, tier text DEFAULT 'zone')
+RETURNS float8
+AS 'MODULE_PATHNAME', 'ring_dispersion'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION ring_dispersion(partition_ring, text) IS
+'share of partition-replicas placed in a failure domain (tier ''region'', ''zone'' or ''node'') that already holds a replica of the same partition';
+
+CREATE FUNCTION ring_info(ring partition_ring,
+                          OUT part_power int, OUT replicas int, OUT partitions int,
+                          OUT nodes int, OUT zones int, OUT regions int,
+                          OUT seed bigint, OUT fingerprint text, OUT bytes bigint,
+                          OUT max_balance float8, OUT zone_dispersion float8,
+                          OUT region_dispersion float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'ring_info'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION ring_info(partition_ring) IS
+'summary of a ring: sizes, seed, content fingerprint, largest |balance| in percent, zone and region dispersion';
+
+CREATE FUNCTION ring_moves(old_ring partition_ring, new_ring partition_ring,
+                           OUT partition int, OUT replica int,
+                           OUT from_node int, OUT to_node int)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'ring_moves'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+ROWS 100;
+
+COMMENT ON FUNCTION ring_moves(partition_ring, partition_ring) IS
+'the replicas that change node from old_ring to new_ring (same part power and replicas): the data copies to plan';

@@ -5,8 +5,9 @@
 
 PROJECT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PG_MAJOR=15
-PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin
-PG_CONFIG=${PG_CONFIG:-$PG_BINDIR/pg_config}
+# The PostgreSQL to build for and test against; PG_CONFIG picks another one.
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
+PG_BINDIR=$("$PG_CONFIG" --bindir)
 export PG_CONFIG
 
 # Debian packages the project builds, tests and benchmarks with.

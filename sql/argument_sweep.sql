@@ -1,0 +1,141 @@
+--
+-- Every SQL-callable function of the extension, found in the catalog, called
+-- with the extremes of every argument type (one argument at a time, the others
+-- ordinary) and with thousands of random combinations of them.  Each call must
+-- return or raise an error of class 22 (data exception) or 54 (program limit
+-- exceeded); anything else, including a timeout, is listed below.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS subsetting;
+RESET client_min_messages;
+
+-- Values to try for each argument type: the first one is the ordinary value.
+CREATE TEMP TABLE sweep_value (type regtype, ordinary boolean, literal text);
+INSERT INTO sweep_value
+SELECT 'int4'::regtype, v = '10', v FROM unnest(ARRAY['10', 'NULL', '0', '1', '-1', '2', '3', '24', '25', '1000',
+    '16777216', '16777217', '2147483646', '2147483647', '-2147483648']) AS v
+UNION ALL
+SELECT 'int8'::regtype, v = '42', v FROM unnest(ARRAY['42', 'NULL', '0', '1', '-1', '4294967296',
+    '9223372036854775807', '-9223372036854775808']) AS v
+UNION ALL
+SELECT 'bool'::regtype, v = 'true', v FROM unnest(ARRAY['true', 'false', 'NULL']) AS v
+UNION ALL
+SELECT 'float8'::regtype, v = '1', v FROM unnest(ARRAY['1', 'NULL', '0', '-1', '1e-300', '1e308',
+    '''NaN''', '''Infinity''', '''-Infinity''']) AS v
+UNION ALL
+SELECT 'text'::regtype, v = '''a''', v FROM unnest(ARRAY['''a''', 'NULL', '''''', '''ü€𝄞''',
+    'repeat(''x'', 100000)', '''ringsteady''', '''random''', '''rocksteadier''', '''deterministic''',
+    '''round_robin''', '''consistent''']) AS v
+UNION ALL
+SELECT 'bytea'::regtype, v = '''\x00ff''', v FROM unnest(ARRAY['''\x00ff''', 'NULL', '''\x''']) AS v
+UNION ALL
+SELECT 'uuid'::regtype, v = '''a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11''', v
+FROM unnest(ARRAY['''a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11''', 'NULL',
+    '''00000000-0000-0000-0000-000000000000''', '''ffffffff-ffff-ffff-ffff-ffffffffffff''']) AS v
+UNION ALL
+SELECT 'int4[]'::regtype, v = '''{1,2,3}''', v FROM unnest(ARRAY['''{1,2,3}''', 'NULL', '''{}''', '''{NULL}''',
+    '''{1,NULL,3}''', '''{{1,2},{3,4}}''', '''{1,1,1}''', '''{-1,0,2147483647}''', '''[5:7]={1,2,3}''',
+    'ARRAY(SELECT generate_series(1, 2000))']) AS v
+UNION ALL
+SELECT 'float8[]'::regtype, v = '''{1,1,1}''', v FROM unnest(ARRAY['''{1,1,1}''', 'NULL', '''{}''', '''{NULL}''',
+    '''{0,0,0}''', '''{-1,1,1}''', '''{NaN,1,1}''', '''{Infinity,1,1}''', '''{{1,1},{1,1}}''',
+    '''{1e308,1e308,1e308}''', '''{1,2}''']) AS v
+UNION ALL
+SELECT 'text[]'::regtype, v = '''{a,b,c}''', v FROM unnest(ARRAY['''{a,b,c}''', 'NULL', '''{}''', '''{NULL}''',
+    '''{a,a,a}''', '''{{a,b},{c,d}}''', '''{"",b,c}''']) AS v;
+INSERT INTO sweep_value VALUES
+    ('partition_ring', true, $$ring_build('{1,2,3,4}', '{1,1,1,1}', '{1,2,3,4}', part_power => 4, replicas => 2)$$),
+    ('partition_ring', false, 'NULL'),
+    ('partition_ring', false, $$ring_build('{7}', '{1}', '{1}', part_power => 1, replicas => 1)$$),
+    ('partition_ring', false, $$ring_build(ARRAY(SELECT generate_series(1, 60)),
+        ARRAY(SELECT (i % 7 + 1)::float8 FROM generate_series(1, 60) AS i),
+        ARRAY(SELECT i % 5 FROM generate_series(1, 60) AS i),
+        ARRAY(SELECT i % 2 FROM generate_series(1, 60) AS i), part_power => 12, replicas => 3)$$);
+
+-- The extension's functions that SQL can call with values (not aggregates, not
+-- type support functions taking internal or cstring).
+CREATE TEMP TABLE sweep_function AS
+SELECT p.oid::regprocedure AS function, p.oid::regproc::text AS name, p.proretset AS returns_set,
+       ARRAY(SELECT unnest(p.proargtypes::regtype[])) AS argument_types
+FROM pg_proc p
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'subsetting'
+WHERE p.prokind = 'f'
+  AND NOT EXISTS (SELECT FROM unnest(p.proargtypes::regtype[]) AS t
+                  WHERE t IN ('internal'::regtype, 'cstring'::regtype));
+
+-- Arguments of a type the sweep has no values for would be skipped silently:
+-- list them, so that a new type gets values here.
+SELECT DISTINCT t AS argument_type_without_values
+FROM sweep_function, unnest(argument_types) AS t
+WHERE t NOT IN (SELECT type FROM sweep_value);
+
+CREATE TEMP TABLE sweep_result (function regprocedure, call text, sqlstate text, message text);
+
+CREATE FUNCTION pg_temp.sweep_call(f regprocedure, name text, returns_set boolean, arguments text[])
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    call text := format('%s(%s)', name, array_to_string(arguments, ', '));
+BEGIN
+    IF returns_set THEN
+        EXECUTE format('SELECT count(*) FROM %s', call);
+    ELSE
+        EXECUTE format('SELECT %s', call);
+    END IF;
+    INSERT INTO sweep_result VALUES (f, call, '00000', NULL);
+EXCEPTION WHEN OTHERS THEN
+    INSERT INTO sweep_result VALUES (f, call, SQLSTATE, SQLERRM);
+END $$;
+
+SET statement_timeout = '60s';
+DO $$
+DECLARE
+    f record;
+    arguments text[];
+    ordinary text[];
+    v text;
+BEGIN
+    PERFORM setseed(0.5);
+    FOR f IN SELECT * FROM sweep_function ORDER BY function::text LOOP
+        SELECT array_agg((SELECT literal || '::' || t FROM sweep_value
+                          WHERE type = t AND sweep_value.ordinary) ORDER BY i)
+        INTO ordinary
+        FROM unnest(f.argument_types) WITH ORDINALITY AS a(t, i);
+        -- one argument at a time through its extremes
+        FOR i IN 1 .. coalesce(cardinality(f.argument_types), 0) LOOP
+            FOR v IN SELECT literal FROM sweep_value WHERE type = f.argument_types[i] LOOP
+                arguments := ordinary;
+                arguments[i] := v || '::' || f.argument_types[i];
+                PERFORM pg_temp.sweep_call(f.function, f.name, f.returns_set, arguments);
+            END LOOP;
+        END LOOP;
+        -- random combinations
+        FOR n IN 1 .. 300 LOOP
+            SELECT array_agg((SELECT literal || '::' || t FROM sweep_value
+                              WHERE type = t ORDER BY random() + i * 0 LIMIT 1) ORDER BY i)
+            INTO arguments
+            FROM unnest(f.argument_types) WITH ORDINALITY AS a(t, i);
+            PERFORM pg_temp.sweep_call(f.function, f.name, f.returns_set, arguments);
+        END LOOP;
+    END LOOP;
+END $$;
+RESET statement_timeout;
+
+-- Every function was called; some calls of each returned a value, others were refused.
+SELECT function, count(*) >= 300 AS swept, count(*) FILTER (WHERE sqlstate = '00000') > 0 AS returned,
+       count(*) FILTER (WHERE left(sqlstate, 2) IN ('22', '54')) > 0 AS refused
+FROM sweep_function LEFT JOIN sweep_result USING (function)
+GROUP BY function ORDER BY function::text;
+
+-- Calls answered with anything but a value or a class 22 or 54 error: none.
+SELECT function, call, sqlstate, message
+FROM sweep_result
+WHERE sqlstate <> '00000' AND left(sqlstate, 2) NOT IN ('22', '54')
+ORDER BY 1, 2;
+
+-- Every error message is one line, lowercase first, without a final period.
+SELECT DISTINCT message
+FROM sweep_result
+WHERE sqlstate <> '00000'
+  AND (message ~ '\.$' OR message ~ '^[A-Z][a-z]' OR position(E'\n' IN message) > 0)
+ORDER BY 1;

@@ -1,0 +1,632 @@
+/*
+ * src/core/ring_json.c
+ *		The text form of a partition ring: a JSON object
+ *
+ *	{"part_power": 2, "replicas": 2, "seed": 0,
+ *	 "nodes": [{"id": 1, "zone": 1, "region": 0, "weight": 1}, ...],
+ *	 "assignment": [[1, 2, 3, 1], [2, 3, 1, 2]]}
+ *
+ * "assignment" has one array per replica (primary first), each listing the
+ * node id of that replica for partitions 0 .. 2^p - 1.  On input the keys may
+ * come in any order, "seed" and "region" may be left out (0), nodes may come
+ * in any order, and everything is validated like a binary value.
+ */
+#include "core/ring.h"
+#include "core/ring_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- output ---- */
+
+typedef struct outbuf
+{
+	char	   *buf;
+	size_t		cap;
+	size_t		len;
+} outbuf;
+
+static void
+put(outbuf *o, const char *s, size_t n)
+{
+	if (o->len < o->cap)
+		memcpy(o->buf + o->len, s, o->cap - o->len < n ? o->cap - o->len : n);
+	o->len += n;
+}
+
+static void
+puts_(outbuf *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void
+put_int(outbuf *o, int64_t v)
+{
+	char		tmp[24];
+	int			i = 24;
+	uint64_t	u = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
+
+	do
+	{
+		tmp[--i] = (char) ('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		tmp[--i] = '-';
+	put(o, tmp + i, (size_t) (24 - i));
+}
+
+/* shortest decimal that reads back as the same double */
+static void
+put_double(outbuf *o, double d)
+{
+	char		tmp[40];
+	int			prec;
+
+	for (prec = 1; prec <= 17; prec++)
+	{
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	puts_(o, tmp);
+}
+
+size_t
+ring_to_json(const ring *r, char *buf, size_t cap)
+{
+	outbuf		o;
+	uint32_t	parts = (uint32_t) 1 << r->part_power;
+	uint32_t	i,
+				rep,
+				x;
+
+	o.buf = buf;
+	o.cap = buf == NULL ? 0 : cap;
+	o.len = 0;
+	puts_(&o, "{\"part_power\": ");
+	put_int(&o, r->part_power);
+	puts_(&o, ", \"replicas\": ");
+	put_int(&o, r->replicas);
+	puts_(&o, ", \"seed\": ");
+	put_int(&o, r->seed);
+	puts_(&o, ", \"nodes\": [");
+	for (i = 0; i < r->node_count; i++)
+	{
+		if (i > 0)
+			puts_(&o, ", ");
+		puts_(&o, "{\"id\": ");
+		put_int(&o, r->nodes[i].id);
+		puts_(&o, ", \"zone\": ");
+		put_int(&o, r->nodes[i].zone);
+		puts_(&o, ", \"region\": ");
+		put_int(&o, r->nodes[i].region);
+		puts_(&o, ", \"weight\": ");
+		put_double(&o, r->nodes[i].weight);
+		puts_(&o, "}");
+	}
+	puts_(&o, "], \"assignment\": [");
+	for (rep = 0; rep < r->replicas; rep++)
+	{
+		if (rep > 0)
+			puts_(&o, ", ");
+		puts_(&o, "[");
+		for (x = 0; x < parts; x++)
+		{
+			if (x > 0)
+				puts_(&o, ", ");
+			put_int(&o, r->nodes[ring_slot(r, rep, x)].id);
+		}
+		puts_(&o, "]");
+	}
+	puts_(&o, "]}");
+	return o.len;
+}
+
+/* ---- input ---- */
+
+typedef struct parser
+{
+	const ring_env *env;
+	const char *s;
+	size_t		len;
+	size_t		pos;
+	ring_error *err;
+	/* what was read */
+	ring_node  *nodes;
+	size_t		nnodes,
+				nodes_cap;
+	int32_t    *ids;			/* assignment, row after row */
+	size_t		nids,
+				ids_cap;
+	uint32_t	rows;
+	size_t		row_len;		/* length of every row (of the first row) */
+} parser;
+
+static ring_status
+perr(parser *p, const char *what)
+{
+	return ring_fail(p->err, RING_EFORMAT,
+					 "invalid ring text at character %zu: %s", p->pos + 1, what);
+}
+
+static void
+skip_ws(parser *p)
+{
+	while (p->pos < p->len &&
+		   (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' ||
+			p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
+		p->pos++;
+}
+
+static int
+peek(parser *p)
+{
+	skip_ws(p);
+	return p->pos < p->len ? (unsigned char) p->s[p->pos] : -1;
+}
+
+static ring_status
+expect(parser *p, char c, const char *what)
+{
+	if (peek(p) != c)
+		return perr(p, what);
+	p->pos++;
+	return RING_OK;
+}
+
+/* a key: a string without escapes, at most 31 characters */
+static ring_status
+read_key(parser *p, char *key)
+{
+	size_t		n = 0;
+
+	if (peek(p) != '"')
+		return perr(p, "expected a quoted key");
+	p->pos++;
+	while (p->pos < p->len && p->s[p->pos] != '"')
+	{
+		if (p->s[p->pos] == '\\' || n == 31)
+			return perr(p, "unexpected key");
+		key[n++] = p->s[p->pos++];
+	}
+	if (p->pos >= p->len)
+		return perr(p, "unterminated string");
+	p->pos++;
+	key[n] = '\0';
+	return expect(p, ':', "expected \":\" after a key");
+}
+
+static ring_status
+read_int(parser *p, int64_t lo, int64_t hi, int64_t *out, const char *what)
+{
+	int			neg = 0;
+	uint64_t	v = 0;
+	size_t		start;
+	char		msg[96];
+
+	peek(p);
+	start = p->pos;
+	if (p->pos < p->len && p->s[p->pos] == '-')
+	{
+		neg = 1;
+		p->pos++;
+	}
+	if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+	{
+		p->pos = start;
+		snprintf(msg, sizeof(msg), "expected an integer for %s", what);
+		return perr(p, msg);
+	}
+	while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+	{
+		if (v > (UINT64_C(1) << 63) / 10)
+			goto range;
+		v = v * 10 + (uint64_t) (p->s[p->pos++] - '0');
+	}
+	if (p->pos < p->len && (p->s[p->pos] == '.' || p->s[p->pos] == 'e' ||
+							p->s[p->pos] == 'E'))
+	{
+		snprintf(msg, sizeof(msg), "%s must be an integer", what);
+		return perr(p, msg);
+	}
+	if (neg ? v > (UINT64_C(1) << 63) : v > (uint64_t) INT64_MAX)
+		goto range;
+	*out = neg ? (int64_t) (0 - v) : (int64_t) v;
+	if (*out < lo || *out > hi)
+		goto range;
+	return RING_OK;
+range:
+	p->pos = start;
+	snprintf(msg, sizeof(msg), "%s is out of range", what);
+	return perr(p, msg);
+}
+
+/* a JSON number as a double */
+static ring_status
+read_number(parser *p, double *out, const char *what)
+{
+	char		tmp[64];
+	size_t		start,
+				n;
+	char	   *end;
+	char		msg[96];
+
+	peek(p);
+	start = p->pos;
+	if (p->pos < p->len && p->s[p->pos] == '-')
+		p->pos++;
+	if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+		goto bad;
+	if (p->s[p->pos] == '0')
+		p->pos++;
+	else
+		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+			p->pos++;
+	if (p->pos < p->len && p->s[p->pos] == '.')
+	{
+		p->pos++;
+		if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+			goto bad;
+		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+			p->pos++;
+	}
+	if (p->pos < p->len && (p->s[p->pos] == 'e' || p->s[p->pos] == 'E'))
+	{
+		p->pos++;
+		if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-'))
+			p->pos++;
+		if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+			goto bad;
+		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+			p->pos++;
+	}
+	n = p->pos - start;
+	if (n >= sizeof(tmp))
+		goto bad;
+	memcpy(tmp, p->s + start, n);
+	tmp[n] = '\0';
+	errno = 0;
+	*out = strtod(tmp, &end);
+	if (end != tmp + n)
+		goto bad;
+	return RING_OK;
+bad:
+	p->pos = start;
+	snprintf(msg, sizeof(msg), "expected a number for %s", what);
+	return perr(p, msg);
+}
+
+static int
+grow(parser *p, void **arr, size_t *cap, size_t need, size_t elem)
+{
+	void	   *n;
+	size_t		newcap;
+
+	if (need <= *cap)
+		return 1;
+	newcap = *cap == 0 ? 64 : *cap * 2;
+	while (newcap < need)
+		newcap *= 2;
+	n = p->env->alloc(p->env->ctx, newcap * elem);
+	if (n == NULL)
+		return 0;
+	if (*arr != NULL)
+	{
+		memcpy(n, *arr, *cap * elem);
+		p->env->free(p->env->ctx, *arr);
+	}
+	*arr = n;
+	*cap = newcap;
+	return 1;
+}
+
+static ring_status
+read_node(parser *p)
+{
+	ring_node	nd;
+	int			seen_id = 0,
+				seen_zone = 0,
+				seen_region = 0,
+				seen_weight = 0;
+	ring_status st;
+	char		key[32];
+
+	memset(&nd, 0, sizeof(nd));
+	if ((st = expect(p, '{', "expected \"{\" to start a node")) != RING_OK)
+		return st;
+	for (;;)
+	{
+		int64_t		v;
+		int		   *seen;
+
+		if ((st = read_key(p, key)) != RING_OK)
+			return st;
+		if (strcmp(key, "id") == 0)
+			seen = &seen_id;
+		else if (strcmp(key, "zone") == 0)
+			seen = &seen_zone;
+		else if (strcmp(key, "region") == 0)
+			seen = &seen_region;
+		else if (strcmp(key, "weight") == 0)
+			seen = &seen_weight;
+		else
+			return perr(p, "unexpected key in a node (expected id, zone, region, weight)");
+		if (*seen)
+			return perr(p, "key appears twice in a node");
+		*seen = 1;
+		if (seen == &seen_weight)
+			st = read_number(p, &nd.weight, "weight");
+		else
+		{
+			st = read_int(p, INT32_MIN, INT32_MAX, &v, key);
+			if (seen == &seen_id)
+				nd.id = (int32_t) v;
+			else if (seen == &seen_zone)
+				nd.zone = (int32_t) v;
+			else
+				nd.region = (int32_t) v;
+		}
+		if (st != RING_OK)
+			return st;
+		if (peek(p) == ',')
+		{
+			p->pos++;
+			continue;
+		}
+		if ((st = expect(p, '}', "expected \",\" or \"}\" in a node")) != RING_OK)
+			return st;
+		break;
+	}
+	if (!seen_id || !seen_zone || !seen_weight)
+		return perr(p, "a node needs \"id\", \"zone\" and \"weight\"");
+	if (!grow(p, (void **) &p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(ring_node)))
+		return ring_fail(p->err, RING_ENOMEM, "out of memory");
+	p->nodes[p->nnodes++] = nd;
+	return RING_OK;
+}
+
+static ring_status
+read_nodes(parser *p)
+{
+	ring_status st;
+
+	if ((st = expect(p, '[', "expected \"[\" to start the nodes")) != RING_OK)
+		return st;
+	if (peek(p) == ']')
+	{
+		p->pos++;
+		return RING_OK;
+	}
+	for (;;)
+	{
+		if (p->nnodes >= RING_MAX_NODES)
+			return perr(p, "too many nodes");
+		if ((st = read_node(p)) != RING_OK)
+			return st;
+		if (peek(p) == ',')
+		{
+			p->pos++;
+			continue;
+		}
+		return expect(p, ']', "expected \",\" or \"]\" in the nodes");
+	}
+}
+
+static ring_status
+read_assignment(parser *p)
+{
+	ring_status st;
+
+	if ((st = expect(p, '[', "expected \"[\" to start the assignment")) != RING_OK)
+		return st;
+	if (peek(p) == ']')
+	{
+		p->pos++;
+		return RING_OK;
+	}
+	for (;;)
+	{
+		size_t		start = p->nids;
+
+		if ((st = expect(p, '[', "expected \"[\" to start a replica's row")) != RING_OK)
+			return st;
+		for (;;)
+		{
+			int64_t		v;
+
+			if (p->nids - start >= ((size_t) 1 << RING_MAX_PART_POWER))
+				return perr(p, "assignment row is longer than the largest ring");
+			if ((st = read_int(p, INT32_MIN, INT32_MAX, &v, "a node id")) != RING_OK)
+				return st;
+			if (!grow(p, (void **) &p->ids, &p->ids_cap, p->nids + 1, sizeof(int32_t)))
+				return ring_fail(p->err, RING_ENOMEM, "out of memory");
+			p->ids[p->nids++] = (int32_t) v;
+			if (peek(p) == ',')
+			{
+				p->pos++;
+				continue;
+			}
+			if ((st = expect(p, ']', "expected \",\" or \"]\" in a replica's row")) != RING_OK)
+				return st;
+			break;
+		}
+		if (p->rows == 0)
+			p->row_len = p->nids - start;
+		else if (p->nids - start != p->row_len)
+			return perr(p, "assignment rows differ in length");
+		p->rows++;
+		if ((uint64_t) p->rows * p->row_len > RING_MAX_SLOTS)
+			return perr(p, "assignment is larger than the largest ring");
+		if (peek(p) == ',')
+		{
+			p->pos++;
+			continue;
+		}
+		return expect(p, ']', "expected \",\" or \"]\" in the assignment");
+	}
+}
+
+static void
+parser_free(parser *p)
+{
+	if (p->nodes != NULL)
+		p->env->free(p->env->ctx, p->nodes);
+	if (p->ids != NULL)
+		p->env->free(p->env->ctx, p->ids);
+	p->nodes = NULL;
+	p->ids = NULL;
+}
+
+ring_status
+ring_from_json(const ring_env *env, const char *text, size_t len, ring *out,
+			   ring_error *err)
+{
+	parser		p;
+	ring_status st;
+	int64_t		part_power = -1,
+				replicas = -1,
+				seed = 0;
+	int			seen_pp = 0,
+				seen_rep = 0,
+				seen_seed = 0,
+				seen_nodes = 0,
+				seen_assign = 0;
+	char		key[32];
+	size_t		i;
+	uint32_t	parts;
+
+	memset(out, 0, sizeof(*out));
+	memset(&p, 0, sizeof(p));
+	p.env = env;
+	p.s = text;
+	p.len = len;
+	p.err = err;
+	if ((st = expect(&p, '{', "expected \"{\" to start a ring")) != RING_OK)
+		goto fail;
+	for (;;)
+	{
+		int		   *seen;
+
+		if ((st = read_key(&p, key)) != RING_OK)
+			goto fail;
+		if (strcmp(key, "part_power") == 0)
+			seen = &seen_pp;
+		else if (strcmp(key, "replicas") == 0)
+			seen = &seen_rep;
+		else if (strcmp(key, "seed") == 0)
+			seen = &seen_seed;
+		else if (strcmp(key, "nodes") == 0)
+			seen = &seen_nodes;
+		else if (strcmp(key, "assignment") == 0)
+			seen = &seen_assign;
+		else
+		{
+			st = perr(&p, "unexpected key (expected part_power, replicas, seed, nodes, assignment)");
+			goto fail;
+		}
+		if (*seen)
+		{
+			st = perr(&p, "key appears twice");
+			goto fail;
+		}
+		*seen = 1;
+		if (seen == &seen_pp)
+			st = read_int(&p, 0, INT32_MAX, &part_power, "part_power");
+		else if (seen == &seen_rep)
+			st = read_int(&p, 0, INT32_MAX, &replicas, "replicas");
+		else if (seen == &seen_seed)
+			st = read_int(&p, INT64_MIN, INT64_MAX, &seed, "seed");
+		else if (seen == &seen_nodes)
+			st = read_nodes(&p);
+		else
+			st = read_assignment(&p);
+		if (st != RING_OK)
+			goto fail;
+		if (peek(&p) == ',')
+		{
+			p.pos++;
+			continue;
+		}
+		if ((st = expect(&p, '}', "expected \",\" or \"}\"")) != RING_OK)
+			goto fail;
+		break;
+	}
+	if (peek(&p) != -1)
+	{
+		st = perr(&p, "unexpected text after the ring");
+		goto fail;
+	}
+	if (!seen_pp || !seen_rep || !seen_nodes || !seen_assign)
+	{
+		st = ring_fail(err, RING_EFORMAT,
+					   "invalid ring text: \"part_power\", \"replicas\", \"nodes\" and \"assignment\" are required");
+		goto fail;
+	}
+	st = ring_check_sizes((uint32_t) p.nnodes, (uint32_t) part_power,
+						  (uint32_t) replicas, err);
+	if (st != RING_OK)
+	{
+		st = invalid_ring(err);
+		goto fail;
+	}
+	parts = (uint32_t) 1 << part_power;
+	if (p.rows != (uint32_t) replicas || p.row_len != parts)
+	{
+		st = ring_fail(err, RING_EFORMAT,
+					   "invalid ring: part_power %d and %d replicas need an assignment of %d rows of %u node ids, got %u rows of %zu",
+					   (int) part_power, (int) replicas, (int) replicas, parts,
+					   p.rows, p.row_len);
+		goto fail;
+	}
+	ring_sort_nodes(p.nodes, (uint32_t) p.nnodes);
+	for (i = 1; i < p.nnodes; i++)
+		if (p.nodes[i].id == p.nodes[i - 1].id)
+		{
+			st = ring_fail(err, RING_EFORMAT, "invalid ring: node id %d appears more than once",
+						   (int) p.nodes[i].id);
+			goto fail;
+		}
+	for (i = 0; i < p.nnodes; i++)
+		if (p.nodes[i].weight == 0)
+			p.nodes[i].weight = 0;	/* "-0" reads as zero */
+	out->part_power = (uint32_t) part_power;
+	out->replicas = (uint32_t) replicas;
+	out->node_count = (uint32_t) p.nnodes;
+	out->seed = seed;
+	out->nodes = p.nodes;
+	out->assignment = env->alloc(env->ctx, sizeof(uint16_t) * p.nids);
+	if (out->assignment == NULL)
+	{
+		out->nodes = NULL;
+		st = ring_fail(err, RING_ENOMEM, "out of memory");
+		goto fail;
+	}
+	p.nodes = NULL;				/* now owned by out */
+	for (i = 0; i < p.nids; i++)
+	{
+		int32_t		idx = ring_find_node(out, p.ids[i]);
+
+		if (idx < 0)
+		{
+			st = ring_fail(err, RING_EFORMAT,
+						   "invalid ring: replica %zu of partition %zu is on node %d, which is not in the nodes",
+						   i / parts, i % parts, (int) p.ids[i]);
+			ring_free(env, out);
+			goto fail;
+		}
+		out->assignment[i] = (uint16_t) idx;
+	}
+	parser_free(&p);
+	st = ring_validate(env, out, err);
+	if (st != RING_OK)
+		ring_free(env, out);
+	return st;
+fail:
+	parser_free(&p);
+	return st;
+}
