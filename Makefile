@@ -20,6 +20,8 @@ REGRESS = \
 	upgrade \
 	jump \
 	jump_in_tables \
+	keys \
+	reshard \
 	ringsteady \
 	ring \
 	ring_errors \
@@ -27,6 +29,7 @@ REGRESS = \
 	argument_sweep
 
 PG_CPPFLAGS = -I$(srcdir)/src
+SHLIB_LINK += -lxxhash
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
