@@ -23,6 +23,8 @@ REGRESS = \
 	upgrade \
 	jump \
 	jump_in_tables \
+	keys \
+	reshard \
 	ringsteady \
 	rocksteadier \
 	subset_baselines \
@@ -33,6 +35,7 @@ REGRESS = \
 	argument_sweep
 
 PG_CPPFLAGS = -I$(srcdir)/src
+SHLIB_LINK += -lxxhash
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -60,5 +60,5 @@ SELECT jumpbackhash(42::int2, 7::int2) = jumpbackhash(42::bigint, 7) AS int2_ok,
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparallel,
        obj_description(p.oid, 'pg_proc') IS NOT NULL AS has_comment
 FROM pg_proc p
-WHERE p.proname IN ('jumpbackhash', 'jumphash')
-ORDER BY 1::text;
+WHERE p.proname IN ('jumpbackhash', 'jumphash') AND p.proargtypes[0] = 'bigint'::regtype
+ORDER BY p.oid::regprocedure::text;

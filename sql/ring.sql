@@ -90,7 +90,7 @@ SELECT bool_and((ring_partition_nodes(ring, a.partition))[a.replica + 1] = a.nod
 FROM rings, ring_assignments(ring) a WHERE name = 'main';
 
 -- Lookups with the ring from a scalar subquery, over many rows (the decoded
--- ring is cached per call site, keyed by the fingerprint).
+-- ring is cached for the backend, keyed by the fingerprint).
 SELECT count(*) AS rows, count(DISTINCT p) AS partitions_hit,
        count(*) FILTER (WHERE n <> ring_partition_nodes((SELECT ring FROM rings WHERE name = 'main'), p)) AS wrong
 FROM (SELECT ring_nodes((SELECT ring FROM rings WHERE name = 'main'), k) AS n, ((k >> 54) & 1023)::int AS p
@@ -108,6 +108,21 @@ SELECT count(*) AS lookups,
 FROM (SELECT name, ring, k FROM rings, generate_series(1, 200) AS g,
              LATERAL (SELECT g::bigint * 46116860184273879 AS k) kk
       ORDER BY g, name) s;
+
+-- Six rings in turn, more than the backend keeps decoded: each lookup agrees
+-- with ring_assignments, which decodes its ring without the cache.
+CREATE TEMP TABLE many_rings AS
+SELECT s AS seed, ring_build(array_agg(id), array_agg(weight), array_agg(zone),
+                             part_power => 8, replicas => 2, seed => s) AS ring
+FROM ring_nodes_t, generate_series(1, 6) AS s GROUP BY s;
+CREATE TEMP TABLE many_expected AS
+SELECT m.seed, a.partition, array_agg(a.node ORDER BY a.replica) AS nodes
+FROM many_rings m, ring_assignments(m.ring) a GROUP BY 1, 2;
+SELECT count(*) AS lookups, count(*) FILTER (WHERE s.got <> e.nodes) AS wrong
+FROM (SELECT m.seed, m.k, ring_nodes(m.ring, m.k) AS got
+      FROM (SELECT seed, ring, g::bigint * 46116860184273879 AS k
+            FROM many_rings, generate_series(1, 50) AS g ORDER BY g, seed OFFSET 0) m) s
+JOIN many_expected e ON e.seed = s.seed AND e.partition = ((s.k >> 56) & 255)::int;
 
 -- A larger ring (3 x 2^14 partitions, 98 kB) is stored out of line.
 INSERT INTO rings

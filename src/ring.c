@@ -2,7 +2,7 @@
  * src/ring.c
  *		SQL functions of the partition ring: the partition_ring type (JSON
  *		text form, binary form), ring_build, ring_rebalance, lookups with a
- *		per-call-site cache of the decoded ring, and inspection.
+ *		backend-wide cache of decoded rings, and inspection.
  *
  * The work is done by the pure core in src/core/ring*.c; this file reads
  * arguments, checks them, calls the core and builds results.
@@ -109,99 +109,129 @@ decode_datum(Datum d, MemoryContext cxt, ring *out)
 }
 
 /*
- * The decoded ring of a call site, and the value it was decoded from.  The
- * assignment is kept partition-major (the R replicas of a partition side by
- * side), so that a lookup touches one cache line however large the ring.
+ * Decoded rings, kept for the life of the backend and found by the
+ * fingerprint and size stored in a value's header, so that lookups decode a
+ * ring once per backend, not once per row or per statement, and a different
+ * ring never hits a stale entry.  The header is read with a slice fetch, so
+ * finding the entry of a large toasted ring costs one toast chunk, not the
+ * ring.  The assignment is kept partition-major (the R replicas of a
+ * partition side by side), so that a lookup touches one cache line however
+ * large the ring.
  */
+#define RING_CACHE_ENTRIES 4
+
 typedef struct ring_cache
 {
-	bool		valid;
+	MemoryContext context;		/* holds r and by_partition; NULL when unused */
 	uint64		fingerprint;
 	Size		size;
+	uint64		last_used;
 	ring		r;				/* r.assignment is NULL: see by_partition */
 	uint16	   *by_partition;	/* [partition * replicas + replica] */
 } ring_cache;
 
+static ring_cache ring_caches[RING_CACHE_ENTRIES];
+static uint64 ring_cache_clock;
+static MemoryContext ring_cache_context;	/* parent of the entries' contexts */
+
 /*
- * The decoded ring of argument argno, from the call site's cache when the
- * value has the same fingerprint and size as the cached one.  Only the
- * header is read to find out (a slice of a toasted value), so a large ring is
- * detoasted and decoded once per query, not once per row.
+ * The fingerprint in the header of a ring value of `size` bytes, read
+ * without detoasting the rest; false if the header is not a ring's.
  */
+static bool
+read_fingerprint(Datum d, Size size, uint64 *fingerprint)
+{
+	struct varlena *raw = (struct varlena *) DatumGetPointer(d);
+	struct varlena *slice = NULL;
+	const uint8 *header;
+	ring_header h;
+	bool		found;
+
+	if (size < RING_HEADER_SIZE)
+		return false;
+	if (VARATT_IS_EXTERNAL(raw) || VARATT_IS_COMPRESSED(raw))
+	{
+		slice = PG_DETOAST_DATUM_SLICE(d, 0, RING_HEADER_SIZE);
+		if (VARSIZE_ANY_EXHDR(slice) < RING_HEADER_SIZE)
+		{
+			pfree(slice);
+			return false;
+		}
+		header = (const uint8 *) VARDATA_ANY(slice);
+	}
+	else
+		header = (const uint8 *) VARDATA_ANY(raw);
+	found = ring_read_header(header, RING_HEADER_SIZE, &h, NULL) == RING_OK;
+	*fingerprint = h.fingerprint;
+	if (slice != NULL)
+		pfree(slice);
+	return found;
+}
+
+/* The decoded ring of argument argno, from the cache or decoded into it. */
 static const ring_cache *
 cached_ring(FunctionCallInfo fcinfo, int argno)
 {
 	Datum		d = PG_GETARG_DATUM(argno);
-	struct varlena *raw = (struct varlena *) DatumGetPointer(d);
-	ring_cache *cache = (ring_cache *) fcinfo->flinfo->fn_extra;
 	Size		size = toast_raw_datum_size(d) - VARHDRSZ;
-	uint64		fingerprint = 0;
-	bool		have_header = false;
+	uint64		fingerprint;
+	ring_cache *entry = &ring_caches[0];
+	MemoryContext context;
+	ring		decoded;
+	uint16	   *by_partition;
+	uint32		partitions;
 
-	if (size >= RING_HEADER_SIZE)
+	if (read_fingerprint(d, size, &fingerprint))
 	{
-		const uint8 *header;
-		struct varlena *slice = NULL;
-		ring_header h;
-
-		if (VARATT_IS_EXTERNAL(raw) || VARATT_IS_COMPRESSED(raw))
+		for (int i = 0; i < RING_CACHE_ENTRIES; i++)
 		{
-			slice = PG_DETOAST_DATUM_SLICE(d, 0, RING_HEADER_SIZE);
-			header = (const uint8 *) VARDATA_ANY(slice);
-			have_header = VARSIZE_ANY_EXHDR(slice) >= RING_HEADER_SIZE;
+			ring_cache *c = &ring_caches[i];
+
+			if (c->context != NULL && c->fingerprint == fingerprint && c->size == size)
+			{
+				c->last_used = ++ring_cache_clock;
+				return c;
+			}
 		}
-		else
-		{
-			header = (const uint8 *) VARDATA_ANY(raw);
-			have_header = true;
-		}
-		if (have_header)
-			have_header = ring_read_header(header, RING_HEADER_SIZE, &h, NULL) == RING_OK;
-		if (have_header)
-			fingerprint = h.fingerprint;
-		if (slice != NULL)
-			pfree(slice);
 	}
-	if (cache != NULL && cache->valid && have_header &&
-		cache->fingerprint == fingerprint && cache->size == size)
-		return cache;
 
-	if (cache == NULL)
+	/*
+	 * Decode in a context of the query's, so that an error frees it; only a
+	 * ring that decoded is moved to the cache.
+	 */
+	context = AllocSetContextCreate(CurrentMemoryContext, "decoded partition ring",
+									ALLOCSET_DEFAULT_SIZES);
+	decode_datum(d, context, &decoded);
+	partitions = (uint32) 1 << decoded.part_power;
+	by_partition = MemoryContextAlloc(context,
+									  sizeof(uint16) * (Size) decoded.replicas * partitions);
+	for (uint32 replica = 0; replica < decoded.replicas; replica++)
 	{
-		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ring_cache));
-		fcinfo->flinfo->fn_extra = cache;
-	}
-	if (cache->valid)
-	{
-		ring_env	env = server_env(fcinfo->flinfo->fn_mcxt);
+		const uint16 *row = decoded.assignment + ((Size) replica << decoded.part_power);
 
-		cache->valid = false;
-		ring_free(&env, &cache->r);
-		pfree(cache->by_partition);
+		for (uint32 partition = 0; partition < partitions; partition++)
+			by_partition[(Size) partition * decoded.replicas + replica] = row[partition];
 	}
-	decode_datum(d, fcinfo->flinfo->fn_mcxt, &cache->r);
-	{
-		uint32		parts = (uint32) 1 << cache->r.part_power;
-		uint32		R = cache->r.replicas;
-		uint32		x,
-					rep;
+	pfree(decoded.assignment);
+	decoded.assignment = NULL;
 
-		cache->by_partition = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
-												 sizeof(uint16) * (Size) R * parts);
-		for (rep = 0; rep < R; rep++)
-		{
-			const uint16 *row = cache->r.assignment + ((Size) rep << cache->r.part_power);
-
-			for (x = 0; x < parts; x++)
-				cache->by_partition[(Size) x * R + rep] = row[x];
-		}
-		pfree(cache->r.assignment);
-		cache->r.assignment = NULL;
-	}
-	cache->fingerprint = cache->r.fingerprint;
-	cache->size = size;
-	cache->valid = true;
-	return cache;
+	/* keep it in place of an unused or the least recently used entry */
+	for (int i = 1; i < RING_CACHE_ENTRIES && entry->context != NULL; i++)
+		if (ring_caches[i].context == NULL || ring_caches[i].last_used < entry->last_used)
+			entry = &ring_caches[i];
+	if (ring_cache_context == NULL)
+		ring_cache_context = AllocSetContextCreate(TopMemoryContext, "partition ring cache",
+												   ALLOCSET_SMALL_SIZES);
+	if (entry->context != NULL)
+		MemoryContextDelete(entry->context);
+	MemoryContextSetParent(context, ring_cache_context);
+	entry->context = context;
+	entry->fingerprint = decoded.fingerprint;
+	entry->size = size;
+	entry->last_used = ++ring_cache_clock;
+	entry->r = decoded;
+	entry->by_partition = by_partition;
+	return entry;
 }
 
 static Datum

@@ -15,6 +15,7 @@ PROJECT_PACKAGES=(
 	"postgresql-$PG_MAJOR" "postgresql-client-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
 	make gcc clang-14 llvm-14 libclang-rt-14-dev
 	gnuplot-nox
+	libxxhash-dev xxhash python3-xxhash
 )
 
 # Installs whatever of PROJECT_PACKAGES is missing (needs root).
@@ -46,6 +47,8 @@ as_postgres() {
 #	Creates a cluster in DIR/data, starts it listening only on a Unix socket in
 #	DIR, and exports PGHOST, PGPORT and PGUSER so that psql and make
 #	installcheck reach it.  DIR is an empty directory, or a path to create.
+#	Several clusters run at once, each in its own DIR (its socket directory;
+#	all use port 5432): reach each with cluster_psql.
 cluster_start() {
 	local dir=$1
 	shift
@@ -59,6 +62,13 @@ cluster_start() {
 	as_postgres "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w -t 60 start \
 		>/dev/null || { cat "$dir/server.log" >&2; return 1; }
 	export PGHOST=$dir PGPORT=5432 PGUSER=postgres
+}
+
+# cluster_psql DIR [psql arguments...]: psql connected to the cluster in DIR.
+cluster_psql() {
+	local dir=$1
+	shift
+	psql -X -h "$dir" -p 5432 -U postgres "$@"
 }
 
 # cluster_stop DIR: stops the cluster in DIR, if it runs, and removes DIR.

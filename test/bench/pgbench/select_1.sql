@@ -1,0 +1,2 @@
+\set m random(0, 2000)
+SELECT :m;
