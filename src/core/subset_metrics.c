@@ -73,10 +73,11 @@ subset_job_work(const subset_job *job)
 				uint64_t	rounds = (m + per_round - 1) / per_round;
 
 				/* every round shuffles N tasks */
-				return m * (count + 16) + rounds * n * 2;
+				per_frontend = count + (rounds * n * 2 + m - 1) / m;
+				break;
 			}
 		case SUBSET_CONSISTENT:
-			per_frontend = n * (2 + log2_ceil(count + 1));
+			per_frontend = 2 * n;	/* a position per backend; few heap moves */
 			break;
 		case SUBSET_RINGSTEADY:
 		case SUBSET_RINGSTEADY_UNSCALED:

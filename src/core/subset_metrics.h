@@ -62,7 +62,7 @@ typedef struct subset_env
 /* Limits on a job measured. */
 #define SUBSET_METRICS_MAX_FRONTENDS (1u << 24)
 #define SUBSET_METRICS_MAX_BACKENDS (1u << 24)
-#define SUBSET_METRICS_MAX_WORK (UINT64_C(1) << 30)	/* steps, see subset_job_work: a second or so */
+#define SUBSET_METRICS_MAX_WORK (UINT64_C(1) << 28)	/* steps, see subset_job_work: about a second */
 
 /* The algorithm's name ("random", "round_robin", "deterministic",
  * "consistent", "ringsteady", "ringsteady_unscaled", "rocksteadier"), or NULL. */
