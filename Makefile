@@ -6,11 +6,14 @@ OBJS = \
 	src/buckets.o \
 	src/subsets.o \
 	src/ring.o \
+	src/core/baselines.o \
 	src/core/jump.o \
 	src/core/ring.o \
 	src/core/ring_build.o \
 	src/core/ring_json.o \
-	src/core/ringsteady.o
+	src/core/ringsteady.o \
+	src/core/rocksteadier.o \
+	src/core/subset_metrics.o
 
 EXTENSION = subsetting
 DATA = sql/subsetting--1.0.sql
@@ -23,6 +26,9 @@ REGRESS = \
 	keys \
 	reshard \
 	ringsteady \
+	rocksteadier \
+	subset_baselines \
+	subset_metrics \
 	ring \
 	ring_errors \
 	install_as_owner \
