@@ -70,6 +70,8 @@ SELECT DISTINCT t AS argument_type_without_values
 FROM sweep_function, unnest(argument_types) AS t
 WHERE t NOT IN (SELECT type FROM sweep_value);
 
+CREATE TEMP TABLE sweep_call_list (n serial, function regprocedure, name text, returns_set boolean,
+                                   arguments text[]);
 CREATE TEMP TABLE sweep_result (function regprocedure, call text, sqlstate text, message text);
 
 CREATE FUNCTION pg_temp.sweep_call(f regprocedure, name text, returns_set boolean, arguments text[])
@@ -87,7 +89,7 @@ EXCEPTION WHEN OTHERS THEN
     INSERT INTO sweep_result VALUES (f, call, SQLSTATE, SQLERRM);
 END $$;
 
-SET statement_timeout = '60s';
+-- The calls: one argument at a time through its extremes, then random combinations.
 DO $$
 DECLARE
     f record;
@@ -106,7 +108,8 @@ BEGIN
             FOR v IN SELECT literal FROM sweep_value WHERE type = f.argument_types[i] LOOP
                 arguments := ordinary;
                 arguments[i] := v || '::' || f.argument_types[i];
-                PERFORM pg_temp.sweep_call(f.function, f.name, f.returns_set, arguments);
+                INSERT INTO sweep_call_list (function, name, returns_set, arguments)
+                VALUES (f.function, f.name, f.returns_set, arguments);
             END LOOP;
         END LOOP;
         -- random combinations
@@ -115,10 +118,21 @@ BEGIN
                               WHERE type = t ORDER BY random() + i * 0 LIMIT 1) ORDER BY i)
             INTO arguments
             FROM unnest(f.argument_types) WITH ORDINALITY AS a(t, i);
-            PERFORM pg_temp.sweep_call(f.function, f.name, f.returns_set, arguments);
+            INSERT INTO sweep_call_list (function, name, returns_set, arguments)
+            VALUES (f.function, f.name, f.returns_set, arguments);
         END LOOP;
     END LOOP;
 END $$;
+
+-- Each call is a statement of its own, with a time limit: a call that hangs
+-- is canceled, which WHEN OTHERS does not catch, so it shows as an error here.
+SET statement_timeout = '20s';
+\set ECHO none
+\o /dev/null
+SELECT format('SELECT pg_temp.sweep_call(%L, %L, %L, %L)', function, name, returns_set, arguments)
+FROM sweep_call_list ORDER BY n \gexec
+\o
+\set ECHO all
 RESET statement_timeout;
 
 -- Every function was called; some calls of each returned a value, others were refused.
