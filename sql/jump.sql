@@ -39,13 +39,7 @@ SELECT jumpbackhash(NULL, 10) IS NULL AS a, jumpbackhash(1, NULL) IS NULL AS b,
        jumphash(NULL, 10) IS NULL AS c, jumphash(1, NULL) IS NULL AS d;
 
 -- Fewer than one bucket: SQLSTATE 22023 naming the value.
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i test/regress_helpers.sql
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT jumpbackhash(42, 0)',
     'SELECT jumpbackhash(42, -1)',

@@ -89,13 +89,7 @@ SELECT jumpbackhash('42', 1000000) = jumpbackhash(xxh3_64('42'::text), 1000000) 
        jumpbackhash('abc  '::char(5), 1000000) = jumpbackhash('abc', 1000000) AS bpchar_loses_trailing_spaces;
 
 -- Types with no implicit cast to bigint, text, bytea or uuid are refused.
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i test/regress_helpers.sql
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT jumpbackhash(1.5, 16)',
     'SELECT jumpbackhash(now(), 16)',

@@ -113,13 +113,7 @@ DROP TABLE public.qualified;
 RESET search_path;
 
 -- Refusals, each naming what is wrong; nothing changes.
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i test/regress_helpers.sql
 CREATE TABLE plain (id bigint);
 CREATE TABLE by_hash (id bigint) PARTITION BY HASH (id);
 CREATE TABLE by_other (id bigint) PARTITION BY LIST ((id % 3));

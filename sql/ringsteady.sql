@@ -44,13 +44,7 @@ FROM generate_series(0, 15) AS m, unnest(ringsteady_subset(m, 10, 5)) AS b
 GROUP BY b ORDER BY b;
 
 -- Bad input: SQLSTATE and a message naming the value.
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i test/regress_helpers.sql
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT ringsteady_subset(-1, 10, 3)',
     'SELECT ringsteady_subset(0, 0, 3)',

@@ -55,13 +55,7 @@ SELECT cardinality(rocksteadier_subset(123456789, 2147483647, 20)) AS members,
        cardinality(rocksteadier_subset(7, 2147483647, 5, 65536)) AS members_with_large_lots;
 
 -- Bad input: SQLSTATE and a message naming the value.
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i test/regress_helpers.sql
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT rocksteadier_subset(-1, 10, 3)',
     'SELECT rocksteadier_subset(0, 0, 3)',

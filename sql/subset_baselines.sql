@@ -62,13 +62,7 @@ SELECT cardinality(random_subset(5, 2147483647, 1000)) AS members,
        round_robin_subset(715827882, 2147483647, 3) AS round_robin_wraps;
 
 -- Bad input: SQLSTATE and a message naming the value.
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i test/regress_helpers.sql
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT random_subset(-1, 10, 3)',
     'SELECT random_subset(0, 0, 3)',

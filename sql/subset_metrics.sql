@@ -95,13 +95,7 @@ FROM (SELECT f, w, count(*) AS down
       GROUP BY f, w) AS windows;
 
 -- Bad input: SQLSTATE and a message naming the value; absurd jobs are refused.
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i test/regress_helpers.sql
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT subset_balance(''rendezvous'', 10, 10, 3)',
     'SELECT subset_balance(''random'', 0, 10, 3)',
