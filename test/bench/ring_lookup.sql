@@ -37,13 +37,7 @@ INSERT INTO bench_case VALUES
 
 CREATE TEMP TABLE bench_time (name text, run int, ms float8);
 
-CREATE FUNCTION pg_temp.time_query(query text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-    started timestamptz := clock_timestamp();
-BEGIN
-    EXECUTE query;
-    RETURN extract(epoch FROM clock_timestamp() - started) * 1000;
-END $$;
+\i test/bench/time_query.sql
 
 DO $$
 DECLARE
