@@ -40,3 +40,10 @@ SHLIB_LINK += -lxxhash
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# `make bench`: every benchmark, and the report docs/performance.md
+# (test/run-benchmarks; `test/run-benchmarks --quick` for a short run).
+bench:
+	test/run-benchmarks
+
+.PHONY: bench

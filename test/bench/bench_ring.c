@@ -1,15 +1,17 @@
 /*
  * test/bench/bench_ring.c
  *		Benchmark of the partition ring core: build and rebalance times, and
- *		their quality (balance, dispersion, data moved as a multiple of the
- *		minimum) on the fleets of the project's targets.
+ *		their quality (balance, data moved as a multiple of the minimum), and
+ *		lookups, on the fleets of the project's targets (equal weights).
+ *		test/bench/swift_ring.py runs OpenStack Swift's builder on the same
+ *		fleets, in the same columns.
  *
  *	usage: bench_ring [ROUNDS]
  *
- * Prints CSV: what, part_power, replicas, nodes, zones, milliseconds (median
- * of ROUNDS), and a note.  The baseline is the 56 s that Swift's builder takes
- * for p = 20, R = 3, 1,000 nodes in 5 zones on a 2-core machine like the
- * project's test machines; it is quoted, not run here.  Benchmarks report, never assert.
+ * Prints CSV: implementation, operation, part_power, replicas, nodes, zones,
+ * ms (median of ROUNDS), balance_percent (the largest |held / share - 1|,
+ * after the operation), moved_vs_minimum (partition-replicas moved over the
+ * minimum R * 2^p / (n + 1)).  Benchmarks report, never assert.
  */
 #include <math.h>
 #include <stdio.h>
@@ -96,7 +98,6 @@ bench_build(uint32_t pp, uint32_t R, uint32_t n, uint32_t zones, int rounds)
 	double	   *t = calloc(rounds, sizeof(double));
 	ring		r;
 	ring_error	err;
-	uint64_t	disp = 0;
 	int			i;
 
 	for (i = 0; i < rounds; i++)
@@ -112,10 +113,8 @@ bench_build(uint32_t pp, uint32_t R, uint32_t n, uint32_t zones, int rounds)
 		if (i + 1 < rounds)
 			ring_free(&env, &r);
 	}
-	ring_dispersion_count(&env, &r, RING_TIER_ZONE, &disp, &err);
-	printf("build,%u,%u,%u,%u,%.1f,balance %.4f%% dispersion %llu; Swift 56 s = %.0fx\n",
-		   pp, R, n, zones, bench_median(t, rounds), 100 * max_rel_dev(&r),
-		   (unsigned long long) disp, 56000 / bench_median(t, rounds));
+	printf("subsetting,build,%u,%u,%u,%u,%.1f,%.4f,\n",
+		   pp, R, n, zones, bench_median(t, rounds), 100 * max_rel_dev(&r));
 	ring_free(&env, &r);
 	free(t);
 	free(nodes);
@@ -149,9 +148,8 @@ bench_rebalance(uint32_t pp, uint32_t R, uint32_t n, uint32_t zones, int rounds)
 		if (i + 1 < rounds)
 			ring_free(&env, &b);
 	}
-	printf("rebalance +1 node,%u,%u,%u,%u,%.1f,moved %.4fx the minimum; balance %.4f%% after\n",
-		   pp, R, n, zones, bench_median(t, rounds), moved(&a, &b) / minimum,
-		   100 * max_rel_dev(&b));
+	printf("subsetting,rebalance after adding a node to zone 0,%u,%u,%u,%u,%.1f,%.4f,%.4f\n",
+		   pp, R, n, zones, bench_median(t, rounds), 100 * max_rel_dev(&b), moved(&a, &b) / minimum);
 	ring_free(&env, &a);
 	ring_free(&env, &b);
 	free(t);
@@ -189,7 +187,7 @@ bench_lookup(uint32_t pp, int rounds)
 		bench_sink = acc;
 		t[i] = (bench_now_ns() - t0) / lookups;
 	}
-	printf("lookup (3 replicas) ns,%u,3,1000,5,%.2f,random keys\n", pp, bench_median(t, rounds));
+	printf("subsetting,10^6 lookups of 3 replicas,%u,3,1000,5,%.1f,,\n", pp, bench_median(t, rounds));	/* ns per lookup = ms per 10^6 */
 	ring_free(&env, &r);
 	free(t);
 	free(nodes);
@@ -202,7 +200,7 @@ main(int argc, char **argv)
 
 	if (rounds < 1)
 		rounds = 1;
-	printf("what,part_power,replicas,nodes,zones,ms,note\n");
+	printf("implementation,operation,part_power,replicas,nodes,zones,ms,balance_percent,moved_vs_minimum\n");
 	bench_build(16, 3, 100, 5, rounds);
 	bench_build(20, 3, 1000, 5, rounds);
 	bench_build(22, 3, 1000, 5, rounds > 3 ? 3 : rounds);

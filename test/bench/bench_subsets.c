@@ -1,15 +1,19 @@
 /*
  * test/bench/bench_subsets.c
- *		Per-call cost of a subset of k = 20 backends at N = 1000 and at
- *		N = 10^6 (and 2^31 - 1 for the algorithms whose cost does not grow
- *		with N): Rocksteadier (L = 10) beside Ringsteady, random, round-robin,
- *		deterministic and consistent subsetting.  The ratio of the two times
- *		shows how the cost grows with the fleet; Rocksteadier's target is
- *		within 2x.
+ *		Per-call cost of a subset of k = 20 backends as the fleet grows, from
+ *		N = 100 to N = 2^31 - 1: Ringsteady and Rocksteadier (L = 10) beside
+ *		the article's baselines (random, round-robin, deterministic,
+ *		consistent) and the Ringsteady post's linear-time method, which lists
+ *		the ring order of all N backends on every call.  The methods whose
+ *		cost grows with N (deterministic, consistent, the post's method) stop
+ *		at N = 10^6.
  *
- * Usage: bench_subsets [ROUNDS]   (default 7; 2 with --quick)
- * Each round times every case on the same random frontends, one after the
- * other; each figure is the median over the rounds.
+ * Usage: bench_subsets [ROUNDS]   (default 7)
+ * Prints CSV: backends, then ns per call of each method (empty where not
+ * run).  Each round times every method on the same random frontends, one
+ * after the other; each figure is the median over the rounds.  A sample
+ * makes as many calls as fill about 10 ms, so that cheap and expensive
+ * methods are timed alike.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,41 +23,59 @@
 #include "core/baselines.h"
 #include "core/ringsteady.h"
 #include "core/rocksteadier.h"
+#include "ringsteady_post.h"
 
 #define K 20
 #define FRONTENDS 4096
-
-static uint32_t frontends[FRONTENDS];
-static uint32_t out[K];
-static uint64_t workspace[1 << 21];	/* 16 MiB: deterministic at N = 10^6 */
+#define MAX_ROUNDS 64
+#define SAMPLE_NS 1e7
+#define LINEAR_MAX_BACKENDS 1000000
 
 typedef enum
 {
-	ROCKSTEADIER, RINGSTEADY, RANDOM, ROUND_ROBIN, DETERMINISTIC, CONSISTENT
+	RINGSTEADY, ROCKSTEADIER, RANDOM, ROUND_ROBIN, DETERMINISTIC, CONSISTENT, POST_LINEAR_TIME,
+	METHODS
 } method;
 
-static const char *const names[] = {
-	"rocksteadier (L = 10)", "ringsteady", "random", "round_robin", "deterministic", "consistent"
+static const char *const names[METHODS] = {
+	"ringsteady", "rocksteadier", "random", "round_robin", "deterministic", "consistent",
+	"post_linear_time"
 };
 
-/* ns per call, over `calls` frontends */
+static const uint32_t fleets[] = {
+	100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000, 2147483647
+};
+#define FLEETS (int) (sizeof(fleets) / sizeof(fleets[0]))
+
+static uint32_t frontends[FRONTENDS];
+static uint32_t out[K];
+/* deterministic subsetting needs N uint32 values; consistent, uint64 ones */
+static uint64_t workspace[LINEAR_MAX_BACKENDS / 2 + K];
+
+static bool
+grows_with_fleet(method m)
+{
+	return m == DETERMINISTIC || m == CONSISTENT || m == POST_LINEAR_TIME;
+}
+
+/* ns per call over `calls` frontends */
 static double
-time_method(method m, uint32_t backends, int calls)
+time_calls(method m, uint32_t backends, long calls)
 {
 	uint64_t	sum = 0;
 	double		start = bench_now_ns();
 
-	for (int i = 0; i < calls; i++)
+	for (long i = 0; i < calls; i++)
 	{
 		uint32_t	f = frontends[i % FRONTENDS];
 
 		switch (m)
 		{
-			case ROCKSTEADIER:
-				rocksteadier_write_subset(f, backends, K, 10, out, (uint32_t *) workspace);
-				break;
 			case RINGSTEADY:
 				ringsteady_write_subset(f, backends, K, true, out);
+				break;
+			case ROCKSTEADIER:
+				rocksteadier_write_subset(f, backends, K, 10, out, (uint32_t *) workspace);
 				break;
 			case RANDOM:
 				random_write_subset(f, backends, K, 0, out, workspace);
@@ -67,6 +89,11 @@ time_method(method m, uint32_t backends, int calls)
 			case CONSISTENT:
 				consistent_write_subset(f, backends, K, 0, out, workspace);
 				break;
+			case POST_LINEAR_TIME:
+				post_ringsteady_linear_time(backends, f, K, out);
+				break;
+			case METHODS:
+				break;
 		}
 		sum += out[0] + out[K - 1];
 	}
@@ -74,40 +101,68 @@ time_method(method m, uint32_t backends, int calls)
 	return (bench_now_ns() - start) / calls;
 }
 
+/* The number of calls that take about SAMPLE_NS. */
+static long
+calls_per_sample(method m, uint32_t backends)
+{
+	long		calls = 1;
+	double		ns;
+
+	while ((ns = time_calls(m, backends, calls) * calls) < SAMPLE_NS / 8)
+		calls *= 2;
+	calls = (long) (calls * SAMPLE_NS / ns);
+	return calls > 0 ? calls : 1;
+}
+
 int
 main(int argc, char **argv)
 {
-	int			rounds = 7;
+	int			rounds = argc > 1 ? atoi(argv[1]) : 7;
 	uint64_t	state = UINT64_C(0x9E3779B97F4A7C15);
-	const uint32_t sizes[] = {1000, 1000000, 2147483647};
 
-	if (argc > 1)
-		rounds = strcmp(argv[1], "--quick") == 0 ? 2 : atoi(argv[1]);
-	if (rounds < 1 || rounds > 64)
+	if (rounds < 1 || rounds > MAX_ROUNDS)
 		rounds = 7;
-	for (int i = 0; i < FRONTENDS; i++)
-		frontends[i] = (uint32_t) (bench_random(&state) % 100000);
-
-	printf("method,ns_at_1000,ns_at_1000000,ns_at_2147483647,ratio_1000000_to_1000\n");
-	for (int m = 0; m <= CONSISTENT; m++)
+	if (random_subset_workspace_bytes(2147483647, K) > sizeof(workspace) ||
+		consistent_subset_workspace_bytes(2147483647, K) > sizeof(workspace) ||
+		ROCKSTEADIER_WORKSPACE(10) * sizeof(uint32_t) > sizeof(workspace) ||
+		deterministic_subset_workspace_bytes(LINEAR_MAX_BACKENDS) > sizeof(workspace))
 	{
-		double		samples[3][64];
-		double		median[3];
-		bool		linear = m == DETERMINISTIC || m == CONSISTENT;
-		int			calls_small = linear ? 20000 : 400000;
+		fprintf(stderr, "bench_subsets: workspace too small\n");
+		return 1;
+	}
+	for (int i = 0; i < FRONTENDS; i++)
+		frontends[i] = (uint32_t) (bench_random(&state) >> 33);
 
+	printf("backends");
+	for (int m = 0; m < METHODS; m++)
+		printf(",%s_ns", names[m]);
+	printf("\n");
+	for (int f = 0; f < FLEETS; f++)
+	{
+		double		samples[METHODS][MAX_ROUNDS];
+		long		calls[METHODS];
+		bool		run[METHODS];
+
+		for (int m = 0; m < METHODS; m++)
+		{
+			run[m] = !grows_with_fleet((method) m) || fleets[f] <= LINEAR_MAX_BACKENDS;
+			if (run[m])
+				calls[m] = calls_per_sample((method) m, fleets[f]);
+		}
 		for (int r = 0; r < rounds; r++)
-			for (int s = 0; s < 3; s++)
-				samples[s][r] = s == 2 && linear ? 0 :
-					time_method((method) m, sizes[s], s == 0 ? calls_small : (linear ? 40 : calls_small));
-		for (int s = 0; s < 3; s++)
-			median[s] = bench_median(samples[s], rounds);
-		printf("%s,%.1f,%.1f,", names[m], median[0], median[1]);
-		if (linear)
-			printf("n/a (O(N)),");
-		else
-			printf("%.1f,", median[2]);
-		printf("%.2f\n", median[1] / median[0]);
+			for (int m = 0; m < METHODS; m++)
+				if (run[m])
+					samples[m][r] = time_calls((method) m, fleets[f], calls[m]);
+		printf("%u", fleets[f]);
+		for (int m = 0; m < METHODS; m++)
+		{
+			if (run[m])
+				printf(",%.1f", bench_median(samples[m], rounds));
+			else
+				printf(",");
+		}
+		printf("\n");
+		fflush(stdout);
 	}
 	return 0;
 }

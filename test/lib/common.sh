@@ -18,10 +18,16 @@ PROJECT_PACKAGES=(
 	libxxhash-dev xxhash python3-xxhash
 )
 
-# Installs whatever of PROJECT_PACKAGES is missing (needs root).
+# Packages only the benchmarks need: OpenStack Swift's ring builder.
+BENCHMARK_PACKAGES=(python3-swift)
+
+# install_missing_packages [PACKAGE...]
+#	Installs whatever of the packages (default: PROJECT_PACKAGES) is missing
+#	(needs root).
 install_missing_packages() {
 	local missing=() p
-	for p in "${PROJECT_PACKAGES[@]}"; do
+	[ $# -eq 0 ] && set -- "${PROJECT_PACKAGES[@]}"
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0

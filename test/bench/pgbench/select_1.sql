@@ -1,2 +1,0 @@
-\set m random(0, 2000)
-SELECT :m;

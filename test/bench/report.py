@@ -1,0 +1,261 @@
+"""
+test/bench/report.py
+	Writes the performance report from the measurements test/run-benchmarks
+	leaves in RESULTS_DIR: meta (key=value lines), figure3.csv, subsets.csv,
+	ring.csv, figure2.txt, sql_overhead.csv and pgbench.csv.  The report is
+	Markdown: the machine and the commands, the project's performance targets
+	with what was measured, then every table; the plots (made by gnuplot,
+	next to the CSV files) are linked from it.  With --readme, also replaces
+	the targets table in the README between its two performance markers.
+
+	usage: python3 report.py RESULTS_DIR REPORT.md [--readme README.md]
+"""
+import csv
+import os
+import sys
+
+README_BEGIN = '<!-- performance targets: written by test/run-benchmarks -->'
+README_END = '<!-- end of performance targets -->'
+
+
+def read_csv(results, name):
+	with open(os.path.join(results, name), newline='') as f:
+		return list(csv.DictReader(f))
+
+
+def read_meta(results):
+	meta = {}
+	with open(os.path.join(results, 'meta')) as f:
+		for line in f:
+			key, _, value = line.rstrip('\n').partition('=')
+			meta[key] = value
+	return meta
+
+
+def number(value, digits=None):
+	"""A measured value for a table: thousands separated, `digits` decimals."""
+	if value in ('', None):
+		return ''
+	value = float(value)
+	if digits is None:
+		digits = 0 if value >= 100 else 1 if value >= 10 else 2
+	return f'{value:,.{digits}f}'
+
+
+def duration_ns(ns):
+	ns = float(ns)
+	for unit, scale in (('ms', 1e6), ('µs', 1e3)):
+		if ns >= scale:
+			return f'{number(ns / scale)} {unit}'
+	return f'{number(ns)} ns'
+
+
+def table(header, rows, align=None):
+	align = align or ['---'] * len(header)
+	lines = ['| ' + ' | '.join(header) + ' |', '|' + '|'.join(align) + '|']
+	lines += ['| ' + ' | '.join(str(cell) for cell in row) + ' |' for row in rows]
+	return '\n'.join(lines)
+
+
+def ratio(value):
+	return f'{float(value):.2f}×'
+
+
+class Results:
+	def __init__(self, results):
+		self.meta = read_meta(results)
+		self.figure3 = read_csv(results, 'figure3.csv')
+		self.subsets = read_csv(results, 'subsets.csv')
+		self.ring = read_csv(results, 'ring.csv')
+		self.sql = read_csv(results, 'sql_overhead.csv')
+		self.pgbench = read_csv(results, 'pgbench.csv')
+		with open(os.path.join(results, 'figure2.txt')) as f:
+			self.figure2 = f.read().split()
+
+	def jump_at(self, n):
+		return next(row for row in self.figure3 if int(row['n']) == n)
+
+	def subsets_at(self, backends):
+		return next(row for row in self.subsets if int(row['backends']) == backends)
+
+	def sql_case(self, function):
+		return next(row for row in self.sql if row['function'] == function)
+
+	def pgbench_case(self, case):
+		return next(row for row in self.pgbench if row['case'] == case)
+
+	def ring_case(self, implementation, operation, part_power):
+		return next((row for row in self.ring if row['implementation'] == implementation and
+					 row['operation'] == operation and int(row['part_power']) == part_power), None)
+
+	def targets(self):
+		"""(target, measured, met) for each of the project's performance targets."""
+		out = []
+		slowest = min((float(r['jumphash_ns']) / float(r['jumpbackhash_ns']), int(r['n']))
+					  for r in self.figure3 if int(r['n']) >= 8)
+		out.append(('`jumpbackhash` faster than `jumphash` for every n ≥ 8 (C)',
+					f'{ratio(slowest[0])} faster at the least (n = {slowest[1]:,})', slowest[0] > 1))
+		million = self.jump_at(1000000)
+		speedup = float(million['jumphash_ns']) / float(million['jumpbackhash_ns'])
+		out.append(('`jumpbackhash` ≥ 10× faster than `jumphash` at n = 10^6 (C)', f'{ratio(speedup)}',
+					speedup >= 10))
+		jump_sql = float(self.sql_case('jumpbackhash(i, 1000)')['ratio'])
+		out.append(('`jumpbackhash(i, 1000)` ≤ 1.05× `hashint8(i)` through SQL', ratio(jump_sql),
+					jump_sql <= 1.05))
+		small, large = self.subsets_at(1000), self.subsets_at(2147483647)
+		growth = float(large['ringsteady_ns']) / float(small['ringsteady_ns'])
+		out.append(('`ringsteady_subset`, k = 20: N = 2^31 − 1 within 2× of N = 1000 (C)',
+					f'{ratio(growth)} ({duration_ns(small["ringsteady_ns"])} → '
+					f'{duration_ns(large["ringsteady_ns"])})', growth <= 2))
+		at_million = self.subsets_at(1000000)
+		speedup = float(at_million['post_linear_time_ns']) / float(at_million['ringsteady_ns'])
+		out.append(('`ringsteady_subset` ≥ 100× faster than the post\'s linear-time method at N = 10^6 (C)',
+					f'{speedup:,.0f}×', speedup >= 100))
+		growth = float(at_million['rocksteadier_ns']) / float(small['rocksteadier_ns'])
+		out.append(('`rocksteadier_subset`, k = 20, L = 10: N = 10^6 within 2× of N = 1000 (C)',
+					f'{ratio(growth)} ({duration_ns(small["rocksteadier_ns"])} → '
+					f'{duration_ns(at_million["rocksteadier_ns"])})', growth <= 2))
+		seconds = float(self.figure2[0])
+		out.append(('the whole Figure 2 sweep in under a minute (C)', f'{seconds:.1f} s', seconds < 60))
+		build_power = max(int(r['part_power']) for r in self.ring
+						  if r['implementation'] == 'swift' and r['operation'] == 'build')
+		ours, swift = (self.ring_case(i, 'build', build_power) for i in ('subsetting', 'swift'))
+		speedup = float(swift['ms']) / float(ours['ms'])
+		out.append((f'ring build, p = {build_power}, R = 3, {int(ours["nodes"]):,} nodes in 5 zones, '
+					'≥ 50× faster than Swift\'s builder',
+					f'{speedup:,.0f}× ({number(ours["ms"])} ms against {number(swift["ms"])} ms)',
+					speedup >= 50))
+		rebalance = 'rebalance after adding a node to zone 0'
+		ours, swift = (self.ring_case(i, rebalance, build_power) for i in ('subsetting', 'swift'))
+		moved, balance = float(ours['moved_vs_minimum']), float(ours['balance_percent'])
+		out.append(('adding a node to one zone moves ≤ 1.05× the minimum, balance ≤ 1% after',
+					f'{moved:.3f}×, {balance:.3f}% (Swift: {float(swift["moved_vs_minimum"]):.2f}×, '
+					f'{float(swift["balance_percent"]):.1f}%)', moved <= 1.05 and balance <= 1))
+		lookups = float(self.sql_case('ring_nodes(ring, key), p = 22')['ratio'])
+		out.append(('`ring_nodes` through SQL: a p = 22 ring within 1.2× of a p = 10 ring', ratio(lookups),
+					lookups <= 1.2))
+		inserts = self.pgbench_case('insert_jump.sql')
+		out.append(('pgbench inserts, `PARTITION BY LIST (jumpbackhash(id, 16))` ≥ 0.95× native '
+					'`PARTITION BY HASH`', ratio(inserts['ratio']), float(inserts['ratio']) >= 0.95))
+		return out
+
+	def targets_table(self):
+		return table(['target', 'measured', 'met'],
+					 [(t, m, 'yes' if ok else '**no**') for t, m, ok in self.targets()],
+					 ['---', '---', ':---:'])
+
+
+def report(r):
+	m = r.meta
+	parts = [f"""# Performance
+
+Written by `make bench` (`test/run-benchmarks{m['arguments']}`) on {m['date']}; the whole run took {m['elapsed']}.
+Every case runs side by side with its baseline, alternating, in the same run, and each figure is a median: read the
+ratios. The machine is shared, so absolute times are indicative only. Benchmarks report; they never fail a test run.
+
+| | |
+|---|---|
+| machine | {m['machine']} |
+| PostgreSQL | {m['postgres']} |
+| C compiler | {m['compiler']}, `-O2` |
+| C benchmarks | median of {m['rounds']} rounds each; `test/build/bench/bench_jump {m['rounds']}`, `bench_subsets {m['rounds']}`, `bench_ring {m['rounds']}`, `test/build/bench/figure2` |
+| Swift | OpenStack Swift's `RingBuilder` {m['swift']} (Debian's python3-swift), `test/bench/swift_ring.py` |
+| SQL overhead | `psql --csv -v runs={m['sql_runs']} -v rows={m['sql_rows']} -f test/bench/sql_overhead.sql`: {int(m['sql_rows']):,} rows of `generate_series`, median of {m['sql_runs']} alternating runs |
+| pgbench | `test/bench/pgbench/run {m['pgbench_seconds']} {m['pgbench_runs']}`: `pgbench -n -M prepared`, {m['pgbench_clients']} clients, {m['pgbench_seconds']} s a run, median of {m['pgbench_runs']} alternating runs |
+
+## Targets
+
+{r.targets_table()}
+"""]
+
+	parts.append('\n## pgbench\n\nTransactions per second, each case alternating with its baseline '
+				 '(scripts in `test/bench/pgbench/`).\n\n' +
+				 table(['what', 'case', 'baseline', 'case tps', 'baseline tps', 'ratio'],
+					   [(p['what'], f"`{p['case']}`", f"`{p['baseline']}`", number(p['case_tps'], 0),
+						 number(p['baseline_tps'], 0), ratio(p['ratio'])) for p in r.pgbench],
+					   ['---', '---', '---', '---:', '---:', '---:']) + '\n')
+
+	parts.append(f"\n## SQL overhead\n\n`SELECT count(f) FROM generate_series(1, {m['sql_rows']}) AS i`, "
+				 'each function against the closest built-in (the text keys include building the strings, '
+				 'the same on both sides; the subset functions are set against a built-in returning the same '
+				 '20-element `int[]`).\n\n' +
+				 table(['function', 'baseline', 'function ms', 'baseline ms', 'ratio of times'],
+					   [(f"`{s['function']}`", f"`{s['baseline']}`", number(s['function_ms'], 0),
+						 number(s['baseline_ms'], 0), ratio(s['ratio'])) for s in r.sql],
+					   ['---', '---', '---:', '---:', '---:']) + '\n')
+
+	selected = [n for n in (8, 9, 1024, 1025, 1000000) if any(int(row['n']) == n for row in r.figure3)]
+	parts.append('\n## Consistent hashing in C: the JumpBackHash paper\'s Figure 3\n\n'
+				 'Random 64-bit keys, n = 2^i, 2^i + 1, ⌊1.25·2^i⌋ and ⌊1.5·2^i⌋ up to 10^6 '
+				 '(all values: [performance/figure3.csv](performance/figure3.csv)).\n\n'
+				 '![time per call against the number of buckets](performance/figure3.png)\n\n' +
+				 table(['buckets', 'jumpbackhash', 'jumphash', '`key % n`', 'multiply-shift',
+						'jumphash / jumpbackhash'],
+					   [(f'{n:,}',) + tuple(duration_ns(r.jump_at(n)[c]) for c in
+											('jumpbackhash_ns', 'jumphash_ns', 'modulo_ns', 'lemire_ns')) +
+						(ratio(float(r.jump_at(n)['jumphash_ns']) / float(r.jump_at(n)['jumpbackhash_ns'])),)
+						for n in selected],
+					   ['---:'] * 6) + '\n')
+
+	methods = [('ringsteady_ns', '`ringsteady_subset`'), ('rocksteadier_ns', '`rocksteadier_subset`'),
+			   ('random_ns', '`random_subset`'), ('round_robin_ns', '`round_robin_subset`'),
+			   ('deterministic_ns', '`deterministic_subset`'), ('consistent_ns', '`consistent_subset`'),
+			   ('post_linear_time_ns', 'the post\'s linear-time method')]
+	parts.append('\n## Subsets as the fleet grows, in C\n\n'
+				 'A subset of k = 20 backends for random frontends (`rocksteadier_subset` with L = 10). The '
+				 'functions whose cost grows with N stop at N = 10^6 '
+				 '([performance/subsets.csv](performance/subsets.csv)).\n\n'
+				 '![time per call against the number of backends](performance/subsets.png)\n\n' +
+				 table(['N'] + [name for _, name in methods],
+					   [(f"{int(row['backends']):,}",) + tuple(duration_ns(row[c]) if row[c] else '–'
+															   for c, _ in methods) for row in r.subsets],
+					   ['---:'] * (len(methods) + 1)) + '\n')
+
+	rows = []
+	for ours in (row for row in r.ring if row['implementation'] == 'subsetting'):
+		swift = r.ring_case('swift', ours['operation'], int(ours['part_power']))
+		if swift is not None and int(swift['nodes']) != int(ours['nodes']):
+			swift = None
+		rows.append((ours['operation'], ours['part_power'], f"{int(ours['nodes']):,}",
+					 f"{number(ours['ms'])} ms", f"{number(swift['ms'])} ms" if swift else '–',
+					 f"{float(swift['ms']) / float(ours['ms']):,.0f}×" if swift else '–',
+					 f"{float(ours['balance_percent']):.3f}%" if ours['balance_percent'] else '–',
+					 f"{float(swift['balance_percent']):.3f}%" if swift else '–',
+					 f"{float(ours['moved_vs_minimum']):.3f}×" if ours['moved_vs_minimum'] else '–',
+					 f"{float(swift['moved_vs_minimum']):.3f}×" if swift and swift['moved_vs_minimum'] else '–'))
+	parts.append('\n## The partition ring against OpenStack Swift\n\n'
+				 'R = 3 replicas, equal weights, 5 zones, Swift with `min_part_hours` = 1 (one replica of a '
+				 'partition moves per rebalance, as in this ring). Balance is the largest |held / share − 1| '
+				 'after the operation; data moved is partition-replicas moved over the minimum R·2^p/(n + 1). '
+				 'Lookups are 10^6 keys, 3 replicas each, in C.\n\n' +
+				 table(['operation', 'p', 'nodes', 'subsetting', 'Swift', 'Swift / subsetting',
+						'balance', 'Swift balance', 'moved', 'Swift moved'], rows,
+					   ['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']) + '\n')
+
+	parts.append(f"\n## The Figure 2 sweep\n\n`test/build/bench/figure2` computes the connection balance of five "
+				 f"algorithms and the diversity of two over {int(r.figure2[1]):,} job sizes (k = 20, "
+				 f"1 ≤ M ≤ 256, 20 ≤ N ≤ 256, M·k > N) in {float(r.figure2[0]):.1f} s; the plot is "
+				 '[figure2.png](figure2.png).\n')
+	parts.append('\n## Profiling\n\nWhat profiling found and what it changed: [profiling.md](profiling.md).\n')
+	return ''.join(parts)
+
+
+def splice_readme(path, targets):
+	with open(path) as f:
+		text = f.read()
+	begin, end = text.index(README_BEGIN) + len(README_BEGIN), text.index(README_END)
+	with open(path, 'w') as f:
+		f.write(text[:begin] + '\n' + targets + '\n' + text[end:])
+
+
+def main():
+	if len(sys.argv) not in (3, 5) or (len(sys.argv) == 5 and sys.argv[3] != '--readme'):
+		sys.exit(__doc__)
+	results = Results(sys.argv[1])
+	with open(sys.argv[2], 'w') as f:
+		f.write(report(results))
+	if len(sys.argv) == 5:
+		splice_readme(sys.argv[4], results.targets_table())
+
+
+main()
