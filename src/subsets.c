@@ -293,7 +293,7 @@ consistent_subset(PG_FUNCTION_ARGS)
  * The measuring functions: subset_balance, subset_diversity, subset_churn and
  * subset_spread.  Their memory is palloc'd (the core stays within the limits
  * of subset_metrics.h, far below MaxAllocSize) and the core checks for
- * interrupts between frontends.
+ * interrupts between frontends and while it sorts.
  */
 static void *
 metrics_allocate(void *arg, size_t bytes)

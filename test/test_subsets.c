@@ -22,6 +22,13 @@
 #include "core/subset_metrics.h"
 #include "unit.h"
 
+#define SORT_NAME sort_u32
+#define SORT_TYPE uint32_t
+#include "core/sort_template.h"
+#define SORT_NAME sort_u64
+#define SORT_TYPE uint64_t
+#include "core/sort_template.h"
+
 /* ---- the references' own building blocks ---- */
 
 static uint64_t
@@ -966,6 +973,7 @@ TEST(metrics_refuse_bad_and_absurd_jobs_and_check_interrupts)
 	subset_balance_result balance;
 	subset_spread_result spread;
 	subset_churn_result churn;
+	subset_diversity_result diversity;
 	subset_job	job = job_of(SUBSET_RANDOM, 0, 10, 3);
 	subset_job	other = job_of(SUBSET_ROUND_ROBIN, 5, 10, 3);
 
@@ -995,7 +1003,104 @@ TEST(metrics_refuse_bad_and_absurd_jobs_and_check_interrupts)
 	job = job_of(SUBSET_DETERMINISTIC, 300, 100, 10);
 	CHECK_EQ_INT(subset_measure_churn(&job, &job, &env, &churn), 0);
 	CHECK_EQ_INT(subset_measure_spread(&job, 5, &env, &spread), 0);
-	CHECK_MSG(interrupt_calls == 600, "%d interrupt checks for 300 + 300 frontends", interrupt_calls);
+	CHECK_MSG(interrupt_calls == 900, "%d interrupt checks for 300 frontends with 2 subsets each + 300",
+			  interrupt_calls);
+	/* sorting the subsets' hashes of 2^18 frontends checks as it goes */
+	interrupt_calls = 0;
+	job = job_of(SUBSET_ROUND_ROBIN, 1u << 18, 1000, 1);
+	CHECK_EQ_INT(subset_measure_diversity(&job, &env, &diversity), 0);
+	CHECK_EQ_INT(diversity.distinct_subsets, 1000);
+	CHECK_MSG(interrupt_calls > (1 << 18), "%d interrupt checks for 2^18 frontends and their sort",
+			  interrupt_calls);
+}
+
+static uint64_t sort_test_state;
+
+static uint64_t
+sort_test_next(void)
+{
+	uint64_t	z = (sort_test_state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a,
+				y = *(const uint64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+sort_test_check(const void *arg)
+{
+	(void) arg;
+	interrupt_calls++;
+}
+
+/* The interruptible sort of the measuring functions orders as qsort does. */
+TEST(interruptible_sort_orders_as_qsort)
+{
+	static const size_t sizes[] = {0, 1, 2, 3, 16, 17, 100, 65536, 65537, 300001};
+	size_t		most = 300001;
+	uint64_t   *a = malloc(sizeof(uint64_t) * most),
+			   *b = malloc(sizeof(uint64_t) * most);
+	uint32_t   *c = malloc(sizeof(uint32_t) * most),
+			   *d = malloc(sizeof(uint32_t) * most);
+
+	interrupt_calls = 0;
+	for (int shape = 0; shape < 6; shape++)
+		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		{
+			size_t		n = sizes[s];
+
+			for (size_t i = 0; i < n; i++)
+			{
+				uint64_t	v = sort_test_next();
+
+				switch (shape)
+				{
+					case 1:		/* few distinct values */
+						v %= 3;
+						break;
+					case 2:		/* sorted */
+						v = i;
+						break;
+					case 3:		/* reversed */
+						v = n - i;
+						break;
+					case 4:		/* all equal */
+						v = 7;
+						break;
+					case 5:		/* organ pipe */
+						v = i % 2 ? i : n - i;
+						break;
+				}
+				a[i] = b[i] = v;
+				c[i] = d[i] = (uint32_t) (v ^ (v >> 32));
+			}
+			sort_u64(a, n, sort_test_check, NULL);
+			qsort(b, n, sizeof(uint64_t), compare_u64);
+			sort_u32(c, n, sort_test_check, NULL);
+			qsort(d, n, sizeof(uint32_t), compare_u32);
+			CHECK_MSG(n == 0 || memcmp(a, b, sizeof(uint64_t) * n) == 0, "64-bit shape %d, %zu values", shape, n);
+			CHECK_MSG(n == 0 || memcmp(c, d, sizeof(uint32_t) * n) == 0, "32-bit shape %d, %zu values", shape, n);
+		}
+	CHECK(interrupt_calls > 0);
+	/* the heapsort that bounds the depth */
+	for (size_t i = 0; i < most; i++)
+		a[i] = b[i] = sort_test_next() % 1000;
+	sort_u64_heapsort(a, most, sort_test_check, NULL);
+	qsort(b, most, sizeof(uint64_t), compare_u64);
+	CHECK(memcmp(a, b, sizeof(uint64_t) * most) == 0);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
 }
 
 int
@@ -1019,6 +1124,7 @@ main(void)
 	RUN(balance_diversity_churn_and_spread_agree_with_direct_counts);
 	RUN(the_articles_properties);
 	RUN(metrics_refuse_bad_and_absurd_jobs_and_check_interrupts);
+	RUN(interruptible_sort_orders_as_qsort);
 	free(big_workspace);
 	return unit_report();
 }

@@ -330,6 +330,12 @@ ring_validate(const ring_env *env, const ring *r, ring_error *err)
 	{
 		uint32_t	rep;
 
+		/* a ring of 2^24 partitions takes a good part of a second */
+		if (env->progress != NULL && x % 65536 == 0 && env->progress(env->ctx))
+		{
+			env->free(env->ctx, stamp);
+			return ring_fail(err, RING_ECANCELED, "canceled");
+		}
 		for (rep = 0; rep < r->replicas; rep++)
 		{
 			uint16_t	v = ring_slot(r, rep, x);

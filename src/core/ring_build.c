@@ -1186,7 +1186,8 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 		uint32_t	x = permute(i, pp, key);
 		uint32_t	start;
 
-		if (env->progress != NULL && i % PROGRESS_EVERY == 0 &&
+		/* a relay may try REFILL_TRIES partitions: check each time */
+		if (env->progress != NULL && (relay || i % PROGRESS_EVERY == 0) &&
 			env->progress(env->ctx))
 			return ring_fail(err, RING_ECANCELED, "canceled");
 		if (touched[x])
@@ -1308,6 +1309,12 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 	}
 	for (s = 0; s < slots; s++)
 	{
+		if (env->progress != NULL && s % (PROGRESS_EVERY * 256) == 0 &&
+			env->progress(env->ctx))
+		{
+			st = ring_fail(err, RING_ECANCELED, "canceled");
+			goto done;
+		}
 		assign[s] = map[old->assignment[s]];
 		if (assign[s] == FREE_SLOT)
 			touched[s & (parts - 1)] = 1;
@@ -1406,6 +1413,12 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 			leaf = sample_receiver(&t, &b.rng, 0, t.scratch, exmax);
 			if (leaf == FAIL_VERTEX)
 			{
+				/* up to SWAP_TRIES slots tried: let the caller interrupt */
+				if (env->progress != NULL && env->progress(env->ctx))
+				{
+					st = ring_fail(err, RING_ECANCELED, "canceled");
+					goto done;
+				}
 				leaf = swap_receiver(&b, x, filled, nfilled);
 				load_partition(&b, x, UINT32_MAX);
 			}

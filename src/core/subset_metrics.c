@@ -3,7 +3,6 @@
  *		Connection balance, subset diversity, churn and spread of a job, by
  *		generating every frontend's subset once.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "baselines.h"
@@ -11,6 +10,13 @@
 #include "rocksteadier.h"
 #include "splitmix64.h"
 #include "subset_metrics.h"
+
+#define SORT_NAME sort_u32
+#define SORT_TYPE uint32_t
+#include "sort_template.h"
+#define SORT_NAME sort_u64
+#define SORT_TYPE uint64_t
+#include "sort_template.h"
 
 static const char *const algorithm_names[SUBSET_ALGORITHMS] = {
 	"random", "round_robin", "deterministic", "consistent",
@@ -226,14 +232,22 @@ open_job(const subset_job *job, const subset_env *env, job_state *state)
 }
 
 /*
- * Called before each frontend: one frontend's subset costs at most O(N log k)
- * (consistent subsetting), a fraction of a second within the limits.
+ * Called before each frontend's subset (each of the two of subset_churn) and
+ * as the sorts go: one subset costs at most O(N) (a deterministic shuffle of
+ * up to 2^24 backends), a fraction of a second within the limits.
  */
 static inline void
 check_interrupts(const subset_env *env)
 {
 	if (env->check_interrupts != NULL)
 		env->check_interrupts(env->arg);
+}
+
+/* check_interrupts for the sorts, which may take a second for millions of values */
+static void
+sort_check(const void *env)
+{
+	check_interrupts((const subset_env *) env);
 }
 
 static inline const uint32_t *
@@ -290,24 +304,6 @@ subset_measure_balance(const subset_job *job, const subset_env *env, subset_bala
 	return SUBSET_METRICS_OK;
 }
 
-static int
-compare_u32(const void *a, const void *b)
-{
-	uint32_t	x = *(const uint32_t *) a,
-				y = *(const uint32_t *) b;
-
-	return (x > y) - (x < y);
-}
-
-static int
-compare_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a,
-				y = *(const uint64_t *) b;
-
-	return (x > y) - (x < y);
-}
-
 int
 subset_measure_diversity(const subset_job *job, const subset_env *env, subset_diversity_result *result)
 {
@@ -330,12 +326,12 @@ subset_measure_diversity(const subset_job *job, const subset_env *env, subset_di
 
 		check_interrupts(env);
 		generate(&state, m);
-		qsort(state.subset, state.count, sizeof(uint32_t), compare_u32);
+		sort_u32(state.subset, state.count, sort_check, env);
 		for (uint32_t i = 0; i < state.count; i++)
 			h = splitmix64_mix(h + state.subset[i] + SPLITMIX64_GAMMA);
 		hashes[m] = h;
 	}
-	qsort(hashes, job->frontends, sizeof(uint64_t), compare_u64);
+	sort_u64(hashes, job->frontends, sort_check, env);
 	result->distinct_subsets = 0;
 	result->largest_group = 0;
 	for (uint32_t m = 0; m < job->frontends; m++)
@@ -399,6 +395,7 @@ subset_measure_churn(const subset_job *before, const subset_job *after, const su
 		new_subset = generate(&new_state, m);
 		for (uint32_t i = 0; i < new_state.count; i++)
 			stamp[new_subset[i]] = m + 1;
+		check_interrupts(env);	/* a subset may take a good part of a second */
 		old_subset = generate(&old_state, m);
 		for (uint32_t i = 0; i < old_state.count; i++)
 			dropped += stamp[old_subset[i]] != m + 1;
@@ -437,7 +434,7 @@ subset_measure_spread(const subset_job *job, uint32_t restart_width, const subse
 
 		check_interrupts(env);
 		generate(&state, m);
-		qsort(state.subset, state.count, sizeof(uint32_t), compare_u32);
+		sort_u32(state.subset, state.count, sort_check, env);
 
 		/*
 		 * The window [a_i, a_i + w), clipped to [0, N), lies in a window of

@@ -6,9 +6,10 @@
  *		connection balance, subset diversity, churn and subset spread.
  *
  * Memory comes from the caller's allocator, and the caller's interrupt check
- * is called between frontends (the server's CHECK_FOR_INTERRUPTS may leave
- * by longjmp: nothing here holds anything but that memory).  Jobs above the
- * limits below are refused up front with SUBSET_METRICS_TOO_LARGE.
+ * is called between frontends and every few milliseconds of a sort (the
+ * server's CHECK_FOR_INTERRUPTS may leave by longjmp: nothing here holds
+ * anything but that memory).  Jobs above the limits below are refused up
+ * front with SUBSET_METRICS_TOO_LARGE.
  */
 #ifndef SUBSETTING_CORE_SUBSET_METRICS_H
 #define SUBSETTING_CORE_SUBSET_METRICS_H
