@@ -11,21 +11,33 @@
  * before it (B per pass, less one where the last lot's row is padding), and
  * within the pass the lots come in visiting order.  So a subset of k >= B
  * shuffles each lot once, not k / B times.
+ *
+ * Only the rows read are shuffled: Fisher-Yates from the top puts row i's
+ * final task in place at step i and never moves it again, so when the rows
+ * read are s .. s + passes - 1 without wrapping, the steps below row s are
+ * skipped.  A subset of k < B reads one row of each lot visited and needs
+ * L - max(s, 1) of the L - 1 steps, and knows without the last lot's shuffle
+ * that one pass suffices.
  */
 #include "bits.h"
 #include "ringsteady.h"
 #include "rocksteadier.h"
 #include "splitmix64.h"
 
-void
-rocksteadier_shuffle_lot(uint32_t frontend_lot, uint32_t backend_lot, uint32_t lot_size,
-						 uint32_t *perm)
+/*
+ * Rows lowest_row .. lot_size - 1 of the shuffle of backend lot backend_lot
+ * seen by frontend lot frontend_lot; the rows below lowest_row are left
+ * unfinished.
+ */
+static void
+shuffle_rows_from(uint32_t frontend_lot, uint32_t backend_lot, uint32_t lot_size,
+				  uint32_t lowest_row, uint32_t *perm)
 {
 	uint64_t	state = splitmix64_mix(((uint64_t) frontend_lot << 32) | backend_lot);
 
 	for (uint32_t i = 0; i < lot_size; i++)
 		perm[i] = i;
-	for (uint32_t i = lot_size - 1; i >= 1; i--)
+	for (uint32_t i = lot_size - 1; i >= 1 && i >= lowest_row; i--)
 	{
 		uint64_t	low;
 		uint32_t	r = (uint32_t) bits_multiply_high64(splitmix64_next(&state), (uint64_t) i + 1, &low);
@@ -34,6 +46,13 @@ rocksteadier_shuffle_lot(uint32_t frontend_lot, uint32_t backend_lot, uint32_t l
 		perm[i] = perm[r];
 		perm[r] = t;
 	}
+}
+
+void
+rocksteadier_shuffle_lot(uint32_t frontend_lot, uint32_t backend_lot, uint32_t lot_size,
+						 uint32_t *perm)
+{
+	shuffle_rows_from(frontend_lot, backend_lot, lot_size, 0, perm);
 }
 
 static inline uint32_t
@@ -68,6 +87,7 @@ rocksteadier_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_
 				padding,
 				frontend_lot,
 				first_row,
+				lowest_row,
 				passes,
 				written;
 	ringsteady_cursor cursor;
@@ -86,19 +106,28 @@ rocksteadier_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_
 	first_row = ringsteady_cursor_next(&cursor);
 
 	/*
-	 * Where each pass starts in the output.  The last lot's row in pass p is
-	 * padding when its offset is at least L - padding.  L passes read all N
-	 * tasks, so at most L passes are needed.
+	 * Where each pass starts in the output.  A pass holds lots - 1 tasks, or
+	 * lots when the last lot's row in it is not padding (when its offset is
+	 * below L - padding), so one pass suffices when count <= lots - 1.  L
+	 * passes read all N tasks, so at most L passes are needed.
 	 */
-	rocksteadier_shuffle_lot(frontend_lot, last_lot, lot_size, perm);
 	pass_start[0] = 0;
-	for (passes = 0; pass_start[passes] < count; passes++)
+	pass_filled[0] = 0;
+	if (count <= lots - 1)
+		passes = 1;
+	else
 	{
-		uint32_t	row = (first_row + passes) % lot_size;
+		rocksteadier_shuffle_lot(frontend_lot, last_lot, lot_size, perm);
+		for (passes = 0; pass_start[passes] < count; passes++)
+		{
+			uint32_t	row = (first_row + passes) % lot_size;
 
-		pass_start[passes + 1] = pass_start[passes] + lots - (perm[row] >= lot_size - padding);
-		pass_filled[passes] = 0;
+			pass_start[passes + 1] = pass_start[passes] + lots - (perm[row] >= lot_size - padding);
+			pass_filled[passes] = 0;
+		}
 	}
+	/* the rows read, first_row .. first_row + passes - 1 mod L */
+	lowest_row = first_row + passes <= lot_size ? first_row : 0;
 
 	/* steps 3 and 5: the lots in Ringsteady order, each shuffled once */
 	ringsteady_cursor_at_rank(&cursor, lots, ringsteady_start_rank(frontend_lot, lots, true));
@@ -107,7 +136,7 @@ rocksteadier_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_
 	{
 		uint32_t	lot = ringsteady_cursor_next(&cursor);
 
-		rocksteadier_shuffle_lot(frontend_lot, lot, lot_size, perm);
+		shuffle_rows_from(frontend_lot, lot, lot_size, lowest_row, perm);
 		for (uint32_t p = 0; p < passes; p++)
 		{
 			uint32_t	offset = perm[(first_row + p) % lot_size];
