@@ -136,6 +136,30 @@ SELECT count(*) AS rows,
 FROM (SELECT k, ring_nodes((SELECT ring FROM rings WHERE name = 'big'), k) AS n
       FROM (SELECT (hashint8(i)::bigint << 32) # hashint8(-i) AS k FROM generate_series(1, 20000) AS i) keys) s;
 
+-- In one transaction, the big ring replaced by another of the same size (its
+-- seed differs): lookups find the new ring, not the entry that the old
+-- value's toast pointer led to.  Expected nodes come from ring_assignments,
+-- which decodes its ring without the cache.
+BEGIN;
+CREATE TEMP TABLE big_before AS
+SELECT a.partition, array_agg(a.node ORDER BY a.replica) AS nodes
+FROM rings, ring_assignments(ring) a WHERE name = 'big' AND a.partition < 100 GROUP BY 1;
+SELECT count(*) FILTER (WHERE ring_nodes((SELECT ring FROM rings WHERE name = 'big'),
+                                         partition::bigint << 50) <> nodes) AS wrong
+FROM big_before;
+UPDATE rings SET ring = (SELECT ring_build(array_agg(id), array_agg(weight), array_agg(zone),
+                                           part_power => 14, replicas => 3, seed => 7)
+                         FROM ring_nodes_t)
+WHERE name = 'big';
+CREATE TEMP TABLE big_after AS
+SELECT a.partition, array_agg(a.node ORDER BY a.replica) AS nodes
+FROM rings, ring_assignments(ring) a WHERE name = 'big' AND a.partition < 100 GROUP BY 1;
+SELECT count(*) FILTER (WHERE ring_nodes((SELECT ring FROM rings WHERE name = 'big'),
+                                         a.partition::bigint << 50) <> a.nodes) AS wrong,
+       count(*) FILTER (WHERE a.nodes <> b.nodes) > 0 AS rings_differ
+FROM big_after a JOIN big_before b USING (partition);
+ROLLBACK;
+
 --
 -- Rebalance
 --

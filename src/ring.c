@@ -18,6 +18,7 @@
 #include "funcapi.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -117,6 +118,15 @@ decode_datum(Datum d, MemoryContext cxt, ring *out)
  * ring.  The assignment is kept partition-major (the R replicas of a
  * partition side by side), so that a lookup touches one cache line however
  * large the ring.
+ *
+ * A slice fetch is an index scan of the toast table, many times the cost of
+ * the lookup, so each entry also remembers the toast pointer (toast table,
+ * value OID and sizes) of the stored value it was last found by, in the
+ * current transaction.  A toast value is never changed in place, and its OID
+ * is not given to another value while the transaction lasts (that would need
+ * the value deleted, removed by VACUUM, and the OID counter to wrap around),
+ * so the same pointer in the same transaction is the same ring: the rows of a
+ * query after the first find the ring without a fetch.
  */
 #define RING_CACHE_ENTRIES 4
 
@@ -128,6 +138,9 @@ typedef struct ring_cache
 	uint64		last_used;
 	ring		r;				/* r.assignment is NULL: see by_partition */
 	uint16	   *by_partition;	/* [partition * replicas + replica] */
+	LocalTransactionId found_in;	/* the transaction of found_by, or
+									 * InvalidLocalTransactionId */
+	struct varatt_external found_by;	/* the toast pointer it was found by */
 } ring_cache;
 
 static ring_cache ring_caches[RING_CACHE_ENTRIES];
@@ -168,12 +181,23 @@ read_fingerprint(Datum d, Size size, uint64 *fingerprint)
 	return found;
 }
 
+/* Remember, for this transaction, that entry holds the ring of *pointer. */
+static void
+remember_toast_pointer(ring_cache *entry, const struct varatt_external *pointer)
+{
+	entry->found_in = CURRENT_LOCAL_TRANSACTION_ID();
+	entry->found_by = *pointer;
+}
+
 /* The decoded ring of argument argno, from the cache or decoded into it. */
 static const ring_cache *
 cached_ring(FunctionCallInfo fcinfo, int argno)
 {
 	Datum		d = PG_GETARG_DATUM(argno);
-	Size		size = toast_raw_datum_size(d) - VARHDRSZ;
+	struct varlena *raw = (struct varlena *) DatumGetPointer(d);
+	struct varatt_external toast_pointer;
+	const struct varatt_external *pointer = NULL;
+	Size		size;
 	uint64		fingerprint;
 	ring_cache *entry = &ring_caches[0];
 	MemoryContext context;
@@ -181,6 +205,26 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 	uint16	   *by_partition;
 	uint32		partitions;
 
+	if (VARATT_IS_EXTERNAL_ONDISK(raw))
+	{
+		LocalTransactionId lxid = CURRENT_LOCAL_TRANSACTION_ID();
+
+		VARATT_EXTERNAL_GET_POINTER(toast_pointer, raw);
+		pointer = &toast_pointer;
+		for (int i = 0; i < RING_CACHE_ENTRIES; i++)
+		{
+			ring_cache *c = &ring_caches[i];
+
+			if (c->context != NULL && c->found_in == lxid && lxid != InvalidLocalTransactionId &&
+				memcmp(&c->found_by, pointer, sizeof(toast_pointer)) == 0)
+			{
+				c->last_used = ++ring_cache_clock;
+				return c;
+			}
+		}
+	}
+
+	size = toast_raw_datum_size(d) - VARHDRSZ;
 	if (read_fingerprint(d, size, &fingerprint))
 	{
 		for (int i = 0; i < RING_CACHE_ENTRIES; i++)
@@ -190,6 +234,8 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 			if (c->context != NULL && c->fingerprint == fingerprint && c->size == size)
 			{
 				c->last_used = ++ring_cache_clock;
+				if (pointer != NULL)
+					remember_toast_pointer(c, pointer);
 				return c;
 			}
 		}
@@ -231,6 +277,9 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 	entry->last_used = ++ring_cache_clock;
 	entry->r = decoded;
 	entry->by_partition = by_partition;
+	entry->found_in = InvalidLocalTransactionId;
+	if (pointer != NULL)
+		remember_toast_pointer(entry, pointer);
 	return entry;
 }
 

@@ -206,6 +206,31 @@ TEST(every_key_lands_in_range)
 }
 
 /*
+ * The 128-bit product (one multiplication where the compiler has a 128-bit
+ * type) equals the portable one of four 32-bit products, at the edges and on
+ * random operands.
+ */
+TEST(multiply_high64_equals_the_portable_product)
+{
+	const uint64_t edges[] = {0, 1, 2, UINT32_MAX, (uint64_t) UINT32_MAX + 1, UINT64_MAX - 1, UINT64_MAX};
+	const size_t nedges = sizeof(edges) / sizeof(edges[0]);
+
+	for (int i = 0; i < 1000000; i++)
+	{
+		uint64_t	a = i < (int) (nedges * nedges) ? edges[i / nedges] : random_key();
+		uint64_t	b = i < (int) (nedges * nedges) ? edges[i % nedges] : random_key() >> (i % 64);
+		uint64_t	low,
+					portable_low;
+		uint64_t	high = bits_multiply_high64(a, b, &low);
+		uint64_t	portable_high = bits_multiply_high64_portable(a, b, &portable_low);
+
+		CHECK_MSG(high == portable_high && low == portable_low,
+				  "%" PRIu64 " * %" PRIu64 ": high %" PRIu64 " low %" PRIu64 ", portable %" PRIu64 " %" PRIu64,
+				  a, b, high, low, portable_high, portable_low);
+	}
+}
+
+/*
  * Monotonicity (the paper's 3.1): 10,000 random keys, every n in 1..10,000;
  * whenever the bucket changes from n to n + 1 it becomes n.
  */
@@ -393,6 +418,7 @@ main(int argc, char **argv)
 	RUN(jump_consistent_hash_follows_the_paper_where_guava_differs);
 	RUN(fewer_than_one_bucket_is_refused);
 	RUN(every_key_lands_in_range);
+	RUN(multiply_high64_equals_the_portable_product);
 	RUN(jump_back_hash_is_monotone);
 	RUN(jump_consistent_hash_is_monotone);
 	RUN(jump_back_hash_is_uniform);

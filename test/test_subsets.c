@@ -382,6 +382,49 @@ TEST(rocksteadier_adding_a_backend_lot_keeps_the_earlier_shuffles)
 	free(b);
 }
 
+/*
+ * With a cache, every subset is the one computed without: frontends in turn
+ * (as the measuring functions ask), then in an order that goes back to
+ * earlier frontend lots, with and without padding, k below and above B.
+ */
+TEST(rocksteadier_with_a_cache_gives_the_same_subsets)
+{
+	uint32_t   *want = malloc(sizeof(uint32_t) * 700);
+	uint32_t   *got = malloc(sizeof(uint32_t) * 700);
+	uint32_t   *workspace = malloc(sizeof(uint32_t) * ROCKSTEADIER_WORKSPACE(64));
+	const uint32_t ns[] = {1, 7, 10, 55, 99, 100, 101, 640};
+	const uint32_t lot_sizes[] = {1, 3, 10, 64};
+	const uint32_t ks[] = {1, 3, 10, 20, 99, 700};
+
+	for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++)
+		for (size_t b = 0; b < sizeof(lot_sizes) / sizeof(lot_sizes[0]); b++)
+			for (size_t c = 0; c < sizeof(ks) / sizeof(ks[0]); c++)
+			{
+				uint32_t	n = ns[a],
+							lot_size = lot_sizes[b],
+							k = ks[c];
+				uint32_t   *shuffles = malloc(sizeof(uint32_t) *
+											  rocksteadier_shuffle_steps(n, k, lot_size));
+				rocksteadier_cache cache;
+
+				rocksteadier_cache_init(&cache, shuffles);
+				for (uint32_t i = 0; i < 300; i++)
+				{
+					/* 0 .. 149 in turn, then 150 frontends jumping about */
+					uint32_t	m = i < 150 ? i : (i * 37) % 211;
+					int64_t		count = rocksteadier_write_subset_cached(m, n, k, lot_size, got, workspace, &cache);
+
+					CHECK_EQ_INT(count, rocksteadier(m, n, k, lot_size, want));
+					CHECK_MSG(count > 0 && memcmp(got, want, sizeof(uint32_t) * count) == 0,
+							  "N %u L %u k %u m %u: the cached subset differs", n, lot_size, k, m);
+				}
+				free(shuffles);
+			}
+	free(want);
+	free(got);
+	free(workspace);
+}
+
 TEST(rocksteadier_invalid_arguments)
 {
 	uint32_t	out[4];
@@ -1114,6 +1157,7 @@ main(void)
 	RUN(rocksteadier_subsets_are_distinct_in_range_and_prefixes);
 	RUN(rocksteadier_shuffles_are_shared_within_a_frontend_lot_and_differ_across);
 	RUN(rocksteadier_adding_a_backend_lot_keeps_the_earlier_shuffles);
+	RUN(rocksteadier_with_a_cache_gives_the_same_subsets);
 	RUN(rocksteadier_invalid_arguments);
 	RUN(rocksteadier_on_the_largest_fleets);
 	RUN(baselines_agree_with_their_references);

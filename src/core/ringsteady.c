@@ -58,22 +58,6 @@ count_backends_before(uint64_t backends, int width, uint64_t limit)
 	return count;
 }
 
-/*
- * The index after `index` in reversed binary of w bits (wrapping to 0): the
- * carry clears the 1 bits from the top down to the highest 0 bit, and sets it.
- */
-static inline uint64_t
-reversed_increment(uint64_t index, int width)
-{
-	uint64_t	zeros = ~index & ((UINT64_C(1) << width) - 1);
-	uint64_t	highest_zero;
-
-	if (zeros == 0)
-		return 0;
-	highest_zero = UINT64_C(1) << bits_log2_64(zeros);
-	return (index & (highest_zero - 1)) | highest_zero;
-}
-
 uint32_t
 ringsteady_start_rank(uint32_t frontend, uint32_t backends, bool backend_scaling)
 {
@@ -130,18 +114,6 @@ ringsteady_cursor_at_rank(ringsteady_cursor *cursor, uint32_t backends, uint32_t
 	cursor->backends = backends;
 	cursor->width = width;
 	cursor->backend = backend;
-}
-
-uint32_t
-ringsteady_cursor_next(ringsteady_cursor *cursor)
-{
-	uint32_t	backend = (uint32_t) cursor->backend;
-	uint64_t	next = reversed_increment(cursor->backend, cursor->width);
-
-	if (next >= cursor->backends)
-		next = reversed_increment(next, cursor->width);
-	cursor->backend = next;
-	return backend;
 }
 
 int64_t

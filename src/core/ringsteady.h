@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bits.h"
+
 /* Largest number of backends the core accepts. */
 #define RINGSTEADY_MAX_BACKENDS UINT32_MAX
 
@@ -43,8 +45,34 @@ extern uint32_t ringsteady_start_rank(uint32_t frontend, uint32_t backends, bool
 /* Places *cursor on the backend at `rank` (< backends) of the ring order. */
 extern void ringsteady_cursor_at_rank(ringsteady_cursor *cursor, uint32_t backends, uint32_t rank);
 
+/*
+ * The index after `index` in reversed binary of w bits (wrapping to 0): the
+ * carry clears the 1 bits from the top down to the highest 0 bit, and sets it.
+ */
+static inline uint64_t
+ringsteady_reversed_increment(uint64_t index, int width)
+{
+	uint64_t	zeros = ~index & ((UINT64_C(1) << width) - 1);
+	uint64_t	highest_zero;
+
+	if (zeros == 0)
+		return 0;
+	highest_zero = UINT64_C(1) << bits_log2_64(zeros);
+	return (index & (highest_zero - 1)) | highest_zero;
+}
+
 /* The backend under the cursor; then moves the cursor on, wrapping around. */
-extern uint32_t ringsteady_cursor_next(ringsteady_cursor *cursor);
+static inline uint32_t
+ringsteady_cursor_next(ringsteady_cursor *cursor)
+{
+	uint32_t	backend = (uint32_t) cursor->backend;
+	uint64_t	next = ringsteady_reversed_increment(cursor->backend, cursor->width);
+
+	if (next >= cursor->backends)
+		next = ringsteady_reversed_increment(next, cursor->width);
+	cursor->backend = next;
+	return backend;
+}
 
 /*
  * Frontend m's subset: writes min(subset_size, backends) backends to out, in

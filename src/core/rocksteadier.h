@@ -36,6 +36,7 @@
 #ifndef SUBSETTING_CORE_ROCKSTEADIER_H
 #define SUBSETTING_CORE_ROCKSTEADIER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,5 +69,29 @@ extern uint64_t rocksteadier_shuffle_steps(uint32_t backends, uint32_t subset_si
  */
 extern int64_t rocksteadier_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 										 uint32_t lot_size, uint32_t *out, uint32_t *workspace);
+
+/*
+ * The shuffles that the frontends of one frontend lot share (they visit the
+ * same lots in the same order), kept for the next frontend of the lot: the
+ * subsets of frontends 0, 1, 2, .. in turn then cost one shuffle of each lot
+ * visited per frontend lot, not per frontend.  A cache serves subsets of one
+ * (backends, subset_size, lot_size) only; its shuffles array holds
+ * rocksteadier_shuffle_steps(backends, subset_size, lot_size) values.
+ */
+typedef struct rocksteadier_cache
+{
+	int64_t		frontend_lot;	/* whose shuffles are kept; -1: none yet */
+	uint32_t	visits_kept;	/* the first lots visited, whole shuffles */
+	bool		last_lot_kept;	/* and the last lot's, after the most visits */
+	uint32_t   *shuffles;		/* [visit * lot_size + row] */
+} rocksteadier_cache;
+
+extern void rocksteadier_cache_init(rocksteadier_cache *cache, uint32_t *shuffles);
+
+/* rocksteadier_write_subset, with the shuffles kept in and taken from *cache. */
+extern int64_t rocksteadier_write_subset_cached(uint32_t frontend, uint32_t backends,
+												uint32_t subset_size, uint32_t lot_size,
+												uint32_t *out, uint32_t *workspace,
+												rocksteadier_cache *cache);
 
 #endif							/* SUBSETTING_CORE_ROCKSTEADIER_H */

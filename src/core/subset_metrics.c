@@ -129,7 +129,10 @@ subset_generator_workspace_bytes(const subset_algorithm *algorithm, uint32_t bac
 		case SUBSET_CONSISTENT:
 			return consistent_subset_workspace_bytes(backends, subset_size);
 		case SUBSET_ROCKSTEADIER:
-			return sizeof(uint32_t) * ROCKSTEADIER_WORKSPACE(algorithm->lot_size);
+			/* the workspace of a subset, then the cache's shuffles (< N + 2L) */
+			return sizeof(uint32_t) * (ROCKSTEADIER_WORKSPACE(algorithm->lot_size) +
+									   rocksteadier_shuffle_steps(backends, subset_size,
+																  algorithm->lot_size));
 		default:
 			return 0;
 	}
@@ -144,6 +147,9 @@ subset_generator_init(subset_generator *generator, const subset_algorithm *algor
 	generator->subset_size = subset_size;
 	generator->workspace = workspace;
 	generator->cached_round = -1;
+	if (algorithm->id == SUBSET_ROCKSTEADIER)
+		rocksteadier_cache_init(&generator->rocksteadier,
+								(uint32_t *) workspace + ROCKSTEADIER_WORKSPACE(algorithm->lot_size));
 }
 
 int64_t
@@ -168,8 +174,9 @@ subset_generator_write(subset_generator *g, uint32_t frontend, uint32_t *out)
 			return ringsteady_write_subset(frontend, g->backends, g->subset_size,
 										   g->algorithm.id == SUBSET_RINGSTEADY, out);
 		case SUBSET_ROCKSTEADIER:
-			return rocksteadier_write_subset(frontend, g->backends, g->subset_size,
-											 g->algorithm.lot_size, out, g->workspace);
+			return rocksteadier_write_subset_cached(frontend, g->backends, g->subset_size,
+													g->algorithm.lot_size, out, g->workspace,
+													&g->rocksteadier);
 	}
 	return -1;
 }

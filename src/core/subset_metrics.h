@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rocksteadier.h"
+
 typedef enum subset_algorithm_id
 {
 	SUBSET_RANDOM,
@@ -84,7 +86,8 @@ extern int	subset_job_check(const subset_job *job);
 /*
  * Frontend subsets one after the other, for any algorithm: a generator holds
  * the working memory (and, for deterministic subsetting, the shuffle of the
- * current round).
+ * current round; for Rocksteadier, the lot shuffles of the current frontend
+ * lot).
  */
 typedef struct subset_generator
 {
@@ -93,6 +96,7 @@ typedef struct subset_generator
 	uint32_t	subset_size;
 	void	   *workspace;
 	int64_t		cached_round;
+	rocksteadier_cache rocksteadier;
 } subset_generator;
 
 extern size_t subset_generator_workspace_bytes(const subset_algorithm *algorithm,
