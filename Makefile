@@ -41,6 +41,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS knows no header dependencies: rebuild every object when a header changes.
+$(OBJS): $(wildcard src/*.h src/core/*.h)
+
 # `make bench`: every benchmark, and the report docs/performance.md
 # (test/run-benchmarks; `test/run-benchmarks --quick` for a short run).
 bench:
