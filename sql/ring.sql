@@ -124,6 +124,24 @@ FROM (SELECT m.seed, m.k, ring_nodes(m.ring, m.k) AS got
             FROM many_rings, generate_series(1, 50) AS g ORDER BY g, seed OFFSET 0) m) s
 JOIN many_expected e ON e.seed = s.seed AND e.partition = ((s.k >> 56) & 255)::int;
 
+-- The rings kept decoded take at most subsetting.ring_cache_size together
+-- (these are 1,352 bytes each, so 3kB holds two), and lookups stay right.
+SET subsetting.ring_cache_size = '3kB';
+SELECT count(*) AS lookups, count(*) FILTER (WHERE s.got <> e.nodes) AS wrong
+FROM (SELECT m.seed, m.k, ring_nodes(m.ring, m.k) AS got
+      FROM (SELECT seed, ring, g::bigint * 46116860184273879 AS k
+            FROM many_rings, generate_series(1, 50) AS g ORDER BY g, seed OFFSET 0) m) s
+JOIN many_expected e ON e.seed = s.seed AND e.partition = ((s.k >> 56) & 255)::int;
+SELECT count(*) AS rings_kept
+FROM pg_backend_memory_contexts WHERE name = 'decoded partition ring';
+-- A ring larger than the setting is kept alone.
+SET subsetting.ring_cache_size = 0;
+SELECT count(*) FILTER (WHERE ring_nodes(m.ring, g::bigint << 56) <> e.nodes) AS wrong
+FROM many_rings m, generate_series(0, 255) AS g, many_expected e
+WHERE m.seed = 1 AND e.seed = 1 AND e.partition = g;
+SELECT count(*) AS rings_kept FROM pg_backend_memory_contexts WHERE name = 'decoded partition ring';
+RESET subsetting.ring_cache_size;
+
 -- A larger ring (3 x 2^14 partitions, 98 kB) is stored out of line.
 INSERT INTO rings
 SELECT 'big', ring_build(array_agg(id), array_agg(weight), array_agg(zone),

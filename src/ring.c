@@ -21,10 +21,12 @@
 #include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "compat.h"
+#include "module.h"
 #include "core/ring.h"
 
 /* ---- the core's allocator and progress callback, on the server ---- */
@@ -130,6 +132,12 @@ decode_datum(Datum d, MemoryContext cxt, ring *out)
  */
 #define RING_CACHE_ENTRIES 4
 
+/*
+ * subsetting.ring_cache_size: the most memory, in kB, the decoded rings kept
+ * take together; a larger ring is kept alone.
+ */
+static int	ring_cache_size_kb = 128 * 1024;
+
 typedef struct ring_cache
 {
 	MemoryContext context;		/* holds r and by_partition; NULL when unused */
@@ -189,6 +197,40 @@ remember_toast_pointer(ring_cache *entry, const struct varatt_external *pointer)
 	entry->found_by = *pointer;
 }
 
+/*
+ * An unused entry for a ring of `size` bytes: drops the least recently used
+ * rings until one entry is free and the rings kept and the new one fit in
+ * subsetting.ring_cache_size (or no ring is left).
+ */
+static ring_cache *
+free_cache_entry(Size size)
+{
+	for (;;)
+	{
+		ring_cache *unused = NULL;
+		ring_cache *least_recent = NULL;
+		Size		kept = size;
+
+		for (int i = 0; i < RING_CACHE_ENTRIES; i++)
+		{
+			ring_cache *c = &ring_caches[i];
+
+			if (c->context == NULL)
+				unused = c;
+			else
+			{
+				kept += c->size;
+				if (least_recent == NULL || c->last_used < least_recent->last_used)
+					least_recent = c;
+			}
+		}
+		if (unused != NULL && (least_recent == NULL || kept <= (Size) ring_cache_size_kb * 1024))
+			return unused;
+		MemoryContextDelete(least_recent->context);
+		least_recent->context = NULL;
+	}
+}
+
 /* The decoded ring of argument argno, from the cache or decoded into it. */
 static const ring_cache *
 cached_ring(FunctionCallInfo fcinfo, int argno)
@@ -199,7 +241,7 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 	const struct varatt_external *pointer = NULL;
 	Size		size;
 	uint64		fingerprint;
-	ring_cache *entry = &ring_caches[0];
+	ring_cache *entry;
 	MemoryContext context;
 	ring		decoded;
 	uint16	   *by_partition;
@@ -242,9 +284,11 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 	}
 
 	/*
-	 * Decode in a context of the query's, so that an error frees it; only a
-	 * ring that decoded is moved to the cache.
+	 * Make room first, so that the rings kept and the new one never take
+	 * more than the setting.  Decode in a context of the query's, so that an
+	 * error frees it; only a ring that decoded is moved to the cache.
 	 */
+	entry = free_cache_entry(size);
 	context = AllocSetContextCreate(CurrentMemoryContext, "decoded partition ring",
 									ALLOCSET_DEFAULT_SIZES);
 	decode_datum(d, context, &decoded);
@@ -261,15 +305,9 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 	pfree(decoded.assignment);
 	decoded.assignment = NULL;
 
-	/* keep it in place of an unused or the least recently used entry */
-	for (int i = 1; i < RING_CACHE_ENTRIES && entry->context != NULL; i++)
-		if (ring_caches[i].context == NULL || ring_caches[i].last_used < entry->last_used)
-			entry = &ring_caches[i];
 	if (ring_cache_context == NULL)
 		ring_cache_context = AllocSetContextCreate(TopMemoryContext, "partition ring cache",
 												   ALLOCSET_SMALL_SIZES);
-	if (entry->context != NULL)
-		MemoryContextDelete(entry->context);
 	MemoryContextSetParent(context, ring_cache_context);
 	entry->context = context;
 	entry->fingerprint = decoded.fingerprint;
@@ -281,6 +319,18 @@ cached_ring(FunctionCallInfo fcinfo, int argno)
 	if (pointer != NULL)
 		remember_toast_pointer(entry, pointer);
 	return entry;
+}
+
+void
+ring_define_settings(void)
+{
+	DefineCustomIntVariable("subsetting.ring_cache_size",
+							"Sets the most memory the partition rings a session keeps decoded for lookups may take.",
+							"The least recently used rings are dropped to stay within it; a larger ring is kept alone.",
+							&ring_cache_size_kb,
+							128 * 1024, 0, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 }
 
 static Datum
