@@ -25,7 +25,7 @@ rocksteadier_shuffle_lot(uint32_t frontend_lot, uint32_t backend_lot, uint32_t l
 
 	for (uint32_t i = 0; i < lot_size; i++)
 		perm[i] = i;
-	for (uint32_t i = lot_size - 1; i >= 1; i--)
+	for (uint32_t i = lot_size; i-- > 1;)
 	{
 		uint64_t	low;
 		uint32_t	r = (uint32_t) bits_multiply_high64(splitmix64_next(&state), (uint64_t) i + 1, &low);
