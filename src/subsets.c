@@ -114,7 +114,8 @@ ringsteady_subset(PG_FUNCTION_ARGS)
 
 /*
  * The most shuffle steps one rocksteadier_subset call may take (about a
- * second): the lots it visits, min(k + 1, ceil(N / L)), times L.
+ * second): the lots it visits, min(k + 1, ceil(N / L)), and the last one
+ * again, times L (rocksteadier_shuffle_steps).
  */
 #define MAX_ROCKSTEADIER_STEPS (UINT64_C(1) << 30)
 

@@ -437,6 +437,22 @@ TEST(rocksteadier_invalid_arguments)
 	CHECK_EQ_INT(out[0], 0);
 }
 
+/*
+ * A lot of no tasks has an empty shuffle: nothing is written (it wrote far
+ * past the array, found by test/fuzz/fuzz_subsets.c; corpus file
+ * crash-shuffle-lot-size-0).  A lot of one task is [0].
+ */
+TEST(rocksteadier_shuffle_of_an_empty_lot_writes_nothing)
+{
+	uint32_t	perm[2] = {77, 77};
+
+	rocksteadier_shuffle_lot(0, 0, 0, perm);
+	rocksteadier_shuffle_lot(UINT32_MAX, UINT32_MAX, 0, perm);
+	CHECK(perm[0] == 77 && perm[1] == 77);
+	rocksteadier_shuffle_lot(3, 5, 1, perm);
+	CHECK(perm[0] == 0 && perm[1] == 77);
+}
+
 TEST(rocksteadier_on_the_largest_fleets)
 {
 	uint32_t   *subset = malloc(sizeof(uint32_t) * 5000);
@@ -673,6 +689,37 @@ TEST(baselines_are_distinct_in_range_and_prefixes_where_they_should_be)
 }
 
 /*
+ * Random subsetting's workspace for subsets of more than 2^30 members: the
+ * table of moved entries would need 2^32 slots or more, and its size, kept
+ * in 32 bits, wrapped to 0, so the workspace asked for was 0 bytes and the
+ * subset wrote outside it (found by test/fuzz/fuzz_subsets.c; corpus file
+ * crash-random-workspace-overflow).  Such subsets use the plain array of N.
+ */
+TEST(random_workspace_of_subsets_above_2_30_members)
+{
+	const uint64_t all = 4294967295u;
+	uint32_t	k = 1u << 16;
+	void	   *workspace;
+	uint32_t   *subset;
+
+	CHECK(random_subset_workspace_bytes(4294967295u, (1u << 30) + 1) == sizeof(uint32_t) * all);
+	CHECK(random_subset_workspace_bytes(4294967295u, 4294967295u) == sizeof(uint32_t) * all);
+	CHECK(random_subset_workspace_bytes(3000000000u, 2000000000u) == sizeof(uint32_t) * UINT64_C(3000000000));
+	CHECK(random_subset_workspace_bytes(4294967295u, 1u << 30) == sizeof(uint32_t) * all);
+	/* below, the table: 2^30 keys and 2^30 values for 2^29 members */
+	CHECK(random_subset_workspace_bytes(4294967295u, 1u << 29) == sizeof(uint32_t) * (UINT64_C(1) << 31));
+
+	/* a large sparse subset, in exactly its workspace */
+	workspace = malloc(random_subset_workspace_bytes(4294967295u, k));
+	subset = malloc(sizeof(uint32_t) * k);
+	CHECK(random_subset_workspace_bytes(4294967295u, k) == sizeof(uint32_t) * 4 * k);
+	CHECK_EQ_INT(random_write_subset(12345, 4294967295u, k, 9, subset, workspace), k);
+	CHECK(distinct_in_range(subset, k, 4294967295u));
+	free(workspace);
+	free(subset);
+}
+
+/*
  * Golden values, also pinned in sql/subset_baselines.sql;
  * test/data/subsets_golden.py, a Python transcription of the constructions
  * in baselines.h, gives the same arrays.
@@ -747,10 +794,13 @@ TEST(round_robin_matches_the_articles_table_1)
 
 /* ---- metrics ---- */
 
+static int	allocations;
+
 static void *
 test_allocate(void *arg, size_t bytes)
 {
 	(void) arg;
+	allocations++;
 	return malloc(bytes);
 }
 
@@ -1146,6 +1196,66 @@ TEST(interruptible_sort_orders_as_qsort)
 	free(d);
 }
 
+/*
+ * The work estimate is defined for every job (found by
+ * test/fuzz/fuzz_subset_metrics.c): a job of no frontends divided by zero
+ * (corpus file crash-work-of-no-frontends), and the estimate of a job far
+ * above the limits wrapped around 2^64 (crash-work-wrapped), which the SQL
+ * functions report when they refuse it.  Estimates within 64 bits are those
+ * the limits were set with.
+ */
+TEST(subset_job_work_is_defined_for_every_job)
+{
+	subset_job	job = job_of(SUBSET_DETERMINISTIC, 0, 10, 3);
+
+	CHECK(subset_job_work(&job) == 0);
+	CHECK_EQ_INT(subset_job_check(&job), SUBSET_METRICS_INVALID);
+	job = job_of(SUBSET_RINGSTEADY, 2147483647u, 2147483647u, 2147483647u);
+	CHECK(subset_job_work(&job) == UINT64_MAX);
+	CHECK_EQ_INT(subset_job_check(&job), SUBSET_METRICS_TOO_LARGE);
+	for (int id = 0; id < SUBSET_ALGORITHMS; id++)
+	{
+		job = job_of((subset_algorithm_id) id, 4294967295u, 4294967295u, 4294967295u);
+		CHECK_MSG(subset_job_work(&job) == UINT64_MAX, "%s: %" PRIu64, subset_algorithm_name(id),
+				  subset_job_work(&job));
+		job = job_of((subset_algorithm_id) id, 4294967295u, 4294967295u, 2);
+		CHECK_MSG(subset_job_work(&job) >= UINT64_C(2) * 4294967295u, "%s: %" PRIu64,
+				  subset_algorithm_name(id), subset_job_work(&job));
+	}
+	/* unchanged where nothing overflows */
+	job = job_of(SUBSET_DETERMINISTIC, 60, 100, 20);
+	CHECK(subset_job_work(&job) == 11760);
+	job = job_of(SUBSET_DETERMINISTIC, 1000, 95, 7);
+	CHECK(subset_job_work(&job) == 66000);
+	job = job_of(SUBSET_CONSISTENT, 200, 1000, 20);
+	CHECK(subset_job_work(&job) == 427200);
+	job = job_of(SUBSET_RINGSTEADY, 1u << 24, 1u << 24, 1u << 20);
+	CHECK(subset_job_work(&job) == UINT64_C(404621621198848));
+	job = job_of(SUBSET_ROCKSTEADIER, 200, 95, 20);
+	CHECK(subset_job_work(&job) == 53200);
+}
+
+/*
+ * Churn refuses a job after that it cannot measure before allocating
+ * anything for the job before (found by test/fuzz/fuzz_subset_metrics.c;
+ * corpus file crash-churn-refused-late).
+ */
+TEST(churn_refuses_both_jobs_up_front)
+{
+	subset_churn_result churn;
+	subset_job	before = job_of(SUBSET_RANDOM, 50, 100, 10);
+	subset_job	after = job_of(SUBSET_RANDOM, 50, SUBSET_METRICS_MAX_BACKENDS + 1, 10);
+
+	allocations = 0;
+	CHECK_EQ_INT(subset_measure_churn(&before, &after, &env, &churn), SUBSET_METRICS_TOO_LARGE);
+	CHECK_EQ_INT(subset_measure_churn(&after, &before, &env, &churn), SUBSET_METRICS_TOO_LARGE);
+	after = job_of(SUBSET_RANDOM, 0, 100, 10);
+	CHECK_EQ_INT(subset_measure_churn(&before, &after, &env, &churn), SUBSET_METRICS_INVALID);
+	CHECK_EQ_INT(allocations, 0);
+	CHECK_EQ_INT(subset_measure_churn(&before, &before, &env, &churn), SUBSET_METRICS_OK);
+	CHECK(allocations > 0 && churn.dropped == 0);
+}
+
 int
 main(void)
 {
@@ -1159,9 +1269,11 @@ main(void)
 	RUN(rocksteadier_adding_a_backend_lot_keeps_the_earlier_shuffles);
 	RUN(rocksteadier_with_a_cache_gives_the_same_subsets);
 	RUN(rocksteadier_invalid_arguments);
+	RUN(rocksteadier_shuffle_of_an_empty_lot_writes_nothing);
 	RUN(rocksteadier_on_the_largest_fleets);
 	RUN(baselines_agree_with_their_references);
 	RUN(baselines_are_distinct_in_range_and_prefixes_where_they_should_be);
+	RUN(random_workspace_of_subsets_above_2_30_members);
 	RUN(baselines_golden_values);
 	RUN(deterministic_leaves_out_the_articles_round_robin_leftovers);
 	RUN(round_robin_matches_the_articles_table_1);
@@ -1169,6 +1281,8 @@ main(void)
 	RUN(the_articles_properties);
 	RUN(metrics_refuse_bad_and_absurd_jobs_and_check_interrupts);
 	RUN(interruptible_sort_orders_as_qsort);
+	RUN(subset_job_work_is_defined_for_every_job);
+	RUN(churn_refuses_both_jobs_up_front);
 	free(big_workspace);
 	return unit_report();
 }

@@ -35,14 +35,19 @@ min_u32(uint32_t a, uint32_t b)
  */
 #define EMPTY_KEY UINT32_MAX	/* no backend index is UINT32_MAX */
 
-static uint32_t
+/*
+ * The table's size: the least power of 2 of at least 2 * count slots, up to
+ * 2^33 (kept in 64 bits: from count > 2^30 on it does not fit 32).  A table
+ * is only used when it is smaller than N, so below 2^31 slots.
+ */
+static uint64_t
 sparse_table_size(uint32_t count)
 {
 	uint64_t	size = 2;
 
 	while (size < 2 * (uint64_t) count)
 		size <<= 1;
-	return (uint32_t) size;
+	return size;
 }
 
 static inline uint32_t
@@ -77,7 +82,7 @@ sparse_set(uint32_t *keys, uint32_t *values, uint32_t mask, uint32_t key, uint32
 size_t
 random_subset_workspace_bytes(uint32_t backends, uint32_t subset_size)
 {
-	uint64_t	table = 2 * (uint64_t) sparse_table_size(min_u32(subset_size, backends));
+	uint64_t	table = 2 * sparse_table_size(min_u32(subset_size, backends));
 
 	return sizeof(uint32_t) * (size_t) (backends <= table ? backends : table);
 }
@@ -87,14 +92,14 @@ random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, 
 					uint32_t *out, void *workspace)
 {
 	uint32_t	count = min_u32(subset_size, backends);
-	uint32_t	table = sparse_table_size(count);
+	uint64_t	table_size = sparse_table_size(count);
 	uint64_t	state = baselines_stream(seed, BASELINES_RANDOM_STREAM, frontend);
 
 	if (backends == 0)
 		return -1;
 	if (count == 0)
 		return 0;
-	if (backends <= 2 * (uint64_t) table)
+	if (backends <= 2 * table_size)
 	{
 		uint32_t   *a = workspace;
 
@@ -112,6 +117,7 @@ random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, 
 	}
 	else
 	{
+		uint32_t	table = (uint32_t) table_size;	/* < N / 2 */
 		uint32_t   *keys = workspace;
 		uint32_t   *values = keys + table;
 		uint32_t	mask = table - 1;

@@ -34,10 +34,12 @@ shuffle_rows_from(uint32_t frontend_lot, uint32_t backend_lot, uint32_t lot_size
 				  uint32_t lowest_row, uint32_t *perm)
 {
 	uint64_t	state = splitmix64_mix(((uint64_t) frontend_lot << 32) | backend_lot);
+	uint32_t	lowest_step = lowest_row > 1 ? lowest_row : 1;
 
 	for (uint32_t i = 0; i < lot_size; i++)
 		perm[i] = i;
-	for (uint32_t i = lot_size - 1; i >= 1 && i >= lowest_row; i--)
+	/* steps lot_size - 1 down to lowest_step; none for a lot of 0 or 1 */
+	for (uint32_t i = lot_size; i-- > lowest_step;)
 	{
 		uint64_t	low;
 		uint32_t	r = (uint32_t) bits_multiply_high64(splitmix64_next(&state), (uint64_t) i + 1, &low);

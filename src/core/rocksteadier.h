@@ -49,14 +49,16 @@
 /*
  * Writes into perm[0..lot_size) the shuffle of backend lot `backend_lot`
  * seen by frontend lot `frontend_lot` (step 2 above): perm[i] is the offset,
- * within the lot, of the task in row i.
+ * within the lot, of the task in row i.  Writes nothing when lot_size is 0.
  */
 extern void rocksteadier_shuffle_lot(uint32_t frontend_lot, uint32_t backend_lot,
 									 uint32_t lot_size, uint32_t *perm);
 
 /*
- * The number of shuffle steps a subset costs: lots visited times L, at most
- * min(k + 1, B) * L.  Callers bound it to bound the time of a call.
+ * The number of shuffle steps a subset costs: the lots visited, at most
+ * min(k + 1, B), and the last lot once more (for where each pass starts),
+ * times L; 0 when nothing is read.  Callers bound it to bound the time of a
+ * call.
  */
 extern uint64_t rocksteadier_shuffle_steps(uint32_t backends, uint32_t subset_size,
 										   uint32_t lot_size);

@@ -57,6 +57,24 @@ log2_ceil(uint64_t x)
 	return bits;
 }
 
+/* a + b and a * b, or UINT64_MAX if that does not fit */
+static inline uint64_t
+saturating_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static inline uint64_t
+saturating_multiply(uint64_t a, uint64_t b)
+{
+	return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/*
+ * Any job, also one far above the limits (whose estimate is reported when it
+ * is refused), gets its estimate or UINT64_MAX, never a product that
+ * wrapped around; a job of no frontends costs nothing.
+ */
 uint64_t
 subset_job_work(const subset_job *job)
 {
@@ -65,6 +83,8 @@ subset_job_work(const subset_job *job)
 	uint64_t	count = min_u32(job->subset_size, job->backends);
 	uint64_t	per_frontend;
 
+	if (m == 0)
+		return 0;
 	switch (job->algorithm.id)
 	{
 		case SUBSET_RANDOM:
@@ -77,9 +97,10 @@ subset_job_work(const subset_job *job)
 			{
 				uint64_t	per_round = count == 0 ? 1 : n / count;
 				uint64_t	rounds = (m + per_round - 1) / per_round;
+				uint64_t	shuffled = saturating_multiply(rounds, 2 * n);
 
-				/* every round shuffles N tasks */
-				per_frontend = count + (rounds * n * 2 + m - 1) / m;
+				/* every round shuffles N tasks: 2N steps, shared by its frontends */
+				per_frontend = count + shuffled / m + (shuffled % m != 0);
 				break;
 			}
 		case SUBSET_CONSISTENT:
@@ -97,7 +118,8 @@ subset_job_work(const subset_job *job)
 			return UINT64_MAX;
 	}
 	/* and sorting or marking each subset */
-	return m * (per_frontend + 16 + count * (1 + log2_ceil(count + 1)));
+	return saturating_multiply(m, saturating_add(per_frontend,
+												 16 + count * (1 + log2_ceil(count + 1))));
 }
 
 int
@@ -372,6 +394,12 @@ subset_measure_churn(const subset_job *before, const subset_job *after, const su
 		before->algorithm.seed != after->algorithm.seed ||
 		before->algorithm.lot_size != after->algorithm.lot_size)
 		return SUBSET_METRICS_INVALID;
+	/* both jobs up front, before anything is allocated for either */
+	status = subset_job_check(before);
+	if (status == SUBSET_METRICS_OK)
+		status = subset_job_check(after);
+	if (status != SUBSET_METRICS_OK)
+		return status;
 	status = open_job(before, env, &old_state);
 	if (status != SUBSET_METRICS_OK)
 		return status;

@@ -77,6 +77,8 @@ extern int	subset_algorithm_by_name(const char *name, subset_algorithm_id *id);
 /*
  * An estimate of the steps that generating every subset of the job takes
  * (about a nanosecond each); a job above SUBSET_METRICS_MAX_WORK is refused.
+ * Defined for every job: 0 for no frontends, UINT64_MAX for an estimate
+ * beyond 64 bits.
  */
 extern uint64_t subset_job_work(const subset_job *job);
 
