@@ -347,13 +347,22 @@ job_of_arguments(text *algorithm_name, int32 frontends, int32 backends, int32 su
 	job.backends = (uint32) backends;
 	job.subset_size = (uint32) subset_size;
 	if (subset_job_check(&job) == SUBSET_METRICS_TOO_LARGE)
+	{
+		uint64		work = subset_job_work(&job);	/* PG_UINT64_MAX: 2^64 or more */
+		char		steps[32];
+
+		if (work == PG_UINT64_MAX)
+			strlcpy(steps, "2^64 or more", sizeof(steps));
+		else
+			snprintf(steps, sizeof(steps), UINT64_FORMAT, work);
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("job of %d frontends, %d backends and subsets of %d is too large to measure",
 						frontends, backends, subset_size),
-				 errdetail("A job measured has at most %u frontends and %u backends, and generating its subsets by %s subsetting may take at most " UINT64_FORMAT " steps; this one takes " UINT64_FORMAT ".",
+				 errdetail("A job measured has at most %u frontends and %u backends, and generating its subsets by %s subsetting may take at most " UINT64_FORMAT " steps; this one takes %s.",
 						   SUBSET_METRICS_MAX_FRONTENDS, SUBSET_METRICS_MAX_BACKENDS, name,
-						   SUBSET_METRICS_MAX_WORK, subset_job_work(&job))));
+						   SUBSET_METRICS_MAX_WORK, steps)));
+	}
 	return job;
 }
 
