@@ -9,6 +9,14 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS subsetting;
 RESET client_min_messages;
 
+-- Random combinations per function: 300, or as many as the setting
+-- argument_sweep.random_calls says.  test/run-valgrind-tests sets it to 0:
+-- under valgrind a combination such as a subset of 2^24 out of 2^24 backends
+-- takes minutes, well past the time limit of a call below, while the extremes
+-- of every argument, one at a time, still take seconds.
+CREATE TEMP TABLE sweep_setting AS
+SELECT coalesce(nullif(current_setting('argument_sweep.random_calls', true), '')::int, 300) AS random_calls;
+
 -- Values to try for each argument type: the first one is the ordinary value.
 CREATE TEMP TABLE sweep_value (type regtype, ordinary boolean, literal text);
 INSERT INTO sweep_value
@@ -113,7 +121,7 @@ BEGIN
             END LOOP;
         END LOOP;
         -- random combinations
-        FOR n IN 1 .. 300 LOOP
+        FOR n IN 1 .. (SELECT random_calls FROM sweep_setting) LOOP
             SELECT array_agg((SELECT literal || '::' || t FROM sweep_value
                               WHERE type = t ORDER BY random() + i * 0 LIMIT 1) ORDER BY i)
             INTO arguments
@@ -136,7 +144,7 @@ FROM sweep_call_list ORDER BY n \gexec
 RESET statement_timeout;
 
 -- Every function was called; some calls of each returned a value, others were refused.
-SELECT function, count(*) >= 300 AS swept, count(*) FILTER (WHERE sqlstate = '00000') > 0 AS returned,
+SELECT function, count(*) >= (SELECT random_calls FROM sweep_setting) AS swept, count(*) FILTER (WHERE sqlstate = '00000') > 0 AS returned,
        count(*) FILTER (WHERE left(sqlstate, 2) IN ('22', '54')) > 0 AS refused
 FROM sweep_function LEFT JOIN sweep_result USING (function)
 GROUP BY function ORDER BY function::text;
