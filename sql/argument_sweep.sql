@@ -9,6 +9,18 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS subsetting;
 RESET client_min_messages;
 
+-- Random combinations per function: 300, or argument_sweep.random_calls;
+-- they draw int4 values up to argument_sweep.random_int4_max (all of them
+-- when it is not set).  test/run-valgrind-tests sets 100 and 16777215: under
+-- valgrind a call costs some thirty times more, and a combination such as a
+-- subset of 2^24 out of 2^24 backends takes minutes, well past the time limit
+-- of a call below.  The extremes, one argument at a time, try every value
+-- whatever the settings.
+CREATE TEMP TABLE sweep_setting AS
+SELECT coalesce(nullif(current_setting('argument_sweep.random_calls', true), '')::int, 300) AS random_calls,
+       coalesce(nullif(current_setting('argument_sweep.random_int4_max', true), '')::int8,
+                2147483647) AS random_int4_max;
+
 -- Values to try for each argument type: the first one is the ordinary value.
 CREATE TEMP TABLE sweep_value (type regtype, ordinary boolean, literal text);
 INSERT INTO sweep_value
@@ -113,9 +125,13 @@ BEGIN
             END LOOP;
         END LOOP;
         -- random combinations
-        FOR n IN 1 .. 300 LOOP
+        FOR n IN 1 .. (SELECT random_calls FROM sweep_setting) LOOP
             SELECT array_agg((SELECT literal || '::' || t FROM sweep_value
-                              WHERE type = t ORDER BY random() + i * 0 LIMIT 1) ORDER BY i)
+                              WHERE type = t
+                                AND CASE WHEN t = 'int4'::regtype AND literal ~ '^[0-9]+$'
+                                         THEN literal::int8 <= (SELECT random_int4_max FROM sweep_setting)
+                                         ELSE true END
+                              ORDER BY random() + i * 0 LIMIT 1) ORDER BY i)
             INTO arguments
             FROM unnest(f.argument_types) WITH ORDINALITY AS a(t, i);
             INSERT INTO sweep_call_list (function, name, returns_set, arguments)
@@ -136,7 +152,8 @@ FROM sweep_call_list ORDER BY n \gexec
 RESET statement_timeout;
 
 -- Every function was called; some calls of each returned a value, others were refused.
-SELECT function, count(*) >= 300 AS swept, count(*) FILTER (WHERE sqlstate = '00000') > 0 AS returned,
+SELECT function, count(*) >= (SELECT random_calls FROM sweep_setting) AS swept,
+       count(*) FILTER (WHERE sqlstate = '00000') > 0 AS returned,
        count(*) FILTER (WHERE left(sqlstate, 2) IN ('22', '54')) > 0 AS refused
 FROM sweep_function LEFT JOIN sweep_result USING (function)
 GROUP BY function ORDER BY function::text;

@@ -13,7 +13,7 @@ export PG_CONFIG
 # Debian packages the project builds, tests and benchmarks with.
 PROJECT_PACKAGES=(
 	"postgresql-$PG_MAJOR" "postgresql-client-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
-	make gcc clang-14 llvm-14 libclang-rt-14-dev
+	make gcc clang-14 llvm-14 libclang-rt-14-dev valgrind
 	gnuplot-nox
 	libxxhash-dev xxhash python3-xxhash
 )
