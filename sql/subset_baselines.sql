@@ -68,6 +68,7 @@ SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT random_subset(0, 0, 3)',
     'SELECT random_subset(0, 10, -1)',
     'SELECT random_subset(0, 2147483647, 16777217)',
+    'SELECT random_subset(0, 2147483647, 4194305)',
     'SELECT round_robin_subset(-5, 10, 3)',
     'SELECT round_robin_subset(0, -1, 3)',
     'SELECT round_robin_subset(0, 10, -2)',
@@ -78,7 +79,12 @@ SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT consistent_subset(-2, 10, 3)',
     'SELECT consistent_subset(0, 0, 3)',
     'SELECT consistent_subset(0, 10, -4)',
-    'SELECT consistent_subset(0, 16777217, 3)']) AS q;
+    'SELECT consistent_subset(0, 16777217, 3)',
+    'SELECT consistent_subset(0, 16777216, 1048577)']) AS q;
+
+-- At their algorithms' own limits: 2^22 random members, 2^20 consistent ones.
+SELECT cardinality(random_subset(1, 2147483647, 4194304)) AS random_members,
+       cardinality(consistent_subset(1, 2000000, 1048576)) AS consistent_members;
 
 -- NULL in, NULL out.
 SELECT random_subset(0, 10, 3, NULL) IS NULL AS a, round_robin_subset(NULL, 10, 3) IS NULL AS b,

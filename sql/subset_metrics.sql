@@ -108,11 +108,15 @@ SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT subset_spread(''random'', 10, 10, 3, 0)',
     'SELECT subset_balance(''random'', 10, 16777217, 3)',
     'SELECT subset_balance(''ringsteady'', 16777217, 10, 3)',
-    'SELECT subset_balance(''consistent'', 1000000, 1000000, 3)']) AS q;
+    'SELECT subset_balance(''consistent'', 1000000, 1000000, 3)',
+    'SELECT subset_balance(''consistent'', 1, 16777216, 1048577)']) AS q;
 
 -- The detail gives the job's work estimate, which stops at 2^64 - 1 for jobs
 -- far above the limits instead of wrapping around (it said 4611686048492158929).
 SELECT subset_balance('ringsteady', 2147483647, 2147483647, 2147483647);
+
+-- A consistent subset has at most 2^20 members (each costs heap moves).
+SELECT subset_balance('consistent', 1, 16777216, 1048577);
 
 -- Long measurements can be cancelled: 600,000 frontends, each reading 21
 -- lots of 10, take most of a second; a statement timeout stops them.  (PL/pgSQL's

@@ -146,6 +146,17 @@ check_scanned_backends(int32 backends, const char *algorithm)
 						   MAX_SCANNED_BACKENDS)));
 }
 
+/* An algorithm's own, lower limit on the members of a subset. */
+static inline void
+check_algorithm_members(int32 members, uint32 limit, const char *algorithm)
+{
+	if ((uint32) members > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s subset of %d backends is too large", algorithm, members),
+				 errdetail("A %s subset has at most %u members.", algorithm, limit)));
+}
+
 PG_FUNCTION_INFO_V1(rocksteadier_subset);
 Datum
 rocksteadier_subset(PG_FUNCTION_ARGS)
@@ -199,6 +210,7 @@ random_subset(PG_FUNCTION_ARGS)
 	check_backends(backends);
 	check_subset_size(subset_size);
 	members = subset_members(backends, subset_size);
+	check_algorithm_members(members, RANDOM_MAX_MEMBERS, "random");
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
@@ -279,6 +291,7 @@ consistent_subset(PG_FUNCTION_ARGS)
 	check_subset_size(subset_size);
 	check_scanned_backends(backends, "consistent");
 	members = subset_members(backends, subset_size);
+	check_algorithm_members(members, CONSISTENT_MAX_MEMBERS, "consistent");
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
@@ -346,6 +359,13 @@ job_of_arguments(text *algorithm_name, int32 frontends, int32 backends, int32 su
 	job.frontends = (uint32) frontends;
 	job.backends = (uint32) backends;
 	job.subset_size = (uint32) subset_size;
+	if (subset_job_check(&job) == SUBSET_METRICS_TOO_LARGE &&
+		job.algorithm.id == SUBSET_CONSISTENT && Min(subset_size, backends) > CONSISTENT_MAX_MEMBERS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("job of %d frontends, %d backends and subsets of %d is too large to measure",
+						frontends, backends, subset_size),
+				 errdetail("A consistent subset has at most %u members.", CONSISTENT_MAX_MEMBERS)));
 	if (subset_job_check(&job) == SUBSET_METRICS_TOO_LARGE)
 	{
 		uint64		work = subset_job_work(&job);	/* PG_UINT64_MAX: 2^64 or more */

@@ -50,6 +50,12 @@ extern uint64_t baselines_stream(uint64_t seed, uint64_t algorithm, uint64_t ind
 /* floor(draw * n / 2^64): an integer below n (n >= 1). */
 extern uint32_t baselines_uniform(uint64_t draw, uint32_t n);
 
+/*
+ * The most members a server asks of a random subset: its workspace, a hash
+ * table of 4 slots a member, then stays within 64 MiB.
+ */
+#define RANDOM_MAX_MEMBERS (1u << 22)
+
 extern size_t random_subset_workspace_bytes(uint32_t backends, uint32_t subset_size);
 extern int64_t random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 								   uint64_t seed, uint32_t *out, void *workspace);
@@ -76,7 +82,13 @@ extern int64_t deterministic_write_subset_cached(uint32_t frontend, uint32_t bac
 												 uint32_t *out, void *workspace,
 												 int64_t *cached_round);
 
-/* Consistent subsetting; the workspace holds min(k, N) uint64 values. */
+/*
+ * Consistent subsetting; the workspace holds min(k, N) uint64 values.  The
+ * heap of the nearest backends so far costs O(k log k) moves with cache
+ * misses, so a server asks for at most CONSISTENT_MAX_MEMBERS members (about
+ * a second at 2^24 backends, and 8 MiB).
+ */
+#define CONSISTENT_MAX_MEMBERS (1u << 20)
 extern size_t consistent_subset_workspace_bytes(uint32_t backends, uint32_t subset_size);
 extern uint64_t consistent_backend_position(uint64_t seed, uint32_t backend);
 extern uint64_t consistent_frontend_position(uint64_t seed, uint32_t frontend);

@@ -133,6 +133,8 @@ subset_job_check(const subset_job *job)
 		return SUBSET_METRICS_INVALID;
 	if (job->frontends > SUBSET_METRICS_MAX_FRONTENDS ||
 		job->backends > SUBSET_METRICS_MAX_BACKENDS ||
+		(job->algorithm.id == SUBSET_CONSISTENT &&
+		 min_u32(job->subset_size, job->backends) > CONSISTENT_MAX_MEMBERS) ||
 		subset_job_work(job) > SUBSET_METRICS_MAX_WORK)
 		return SUBSET_METRICS_TOO_LARGE;
 	return SUBSET_METRICS_OK;

@@ -62,7 +62,10 @@ typedef struct subset_env
 #define SUBSET_METRICS_TOO_LARGE (-2)	/* above the limits below */
 #define SUBSET_METRICS_NO_MEMORY (-3)
 
-/* Limits on a job measured. */
+/*
+ * Limits on a job measured; also, subsets of consistent subsetting have at
+ * most CONSISTENT_MAX_MEMBERS members (baselines.h).
+ */
 #define SUBSET_METRICS_MAX_FRONTENDS (1u << 24)
 #define SUBSET_METRICS_MAX_BACKENDS (1u << 24)
 #define SUBSET_METRICS_MAX_WORK (UINT64_C(1) << 28)	/* steps, see subset_job_work: about a second */

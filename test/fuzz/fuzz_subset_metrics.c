@@ -532,6 +532,8 @@ expected_check(const subset_job *job)
 		 (job->algorithm.lot_size < 1 || job->algorithm.lot_size > ROCKSTEADIER_MAX_LOT_SIZE)))
 		return SUBSET_METRICS_INVALID;
 	if (job->frontends > SUBSET_METRICS_MAX_FRONTENDS || job->backends > SUBSET_METRICS_MAX_BACKENDS ||
+		(job->algorithm.id == SUBSET_CONSISTENT &&
+		 (job->subset_size < job->backends ? job->subset_size : job->backends) > CONSISTENT_MAX_MEMBERS) ||
 		subset_job_work(job) > SUBSET_METRICS_MAX_WORK)
 		return SUBSET_METRICS_TOO_LARGE;
 	return SUBSET_METRICS_OK;
