@@ -251,14 +251,15 @@ open_job(const subset_job *job, const subset_env *env, job_state *state)
 	state->count = min_u32(job->subset_size, job->backends);
 	workspace = allocate(env, subset_generator_workspace_bytes(&job->algorithm, job->backends,
 															   job->subset_size));
-	subset_generator_init(&state->generator, &job->algorithm, job->backends, job->subset_size,
-						  workspace);
 	state->subset = allocate(env, sizeof(uint32_t) * (size_t) state->count);
 	if (workspace == NULL || state->subset == NULL)
 	{
+		state->generator.workspace = workspace;
 		close_job(env, state);
 		return SUBSET_METRICS_NO_MEMORY;
 	}
+	subset_generator_init(&state->generator, &job->algorithm, job->backends, job->subset_size,
+						  workspace);
 	return SUBSET_METRICS_OK;
 }
 
