@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "core/baselines.h"
 #include "core/ringsteady.h"
 #include "core/rocksteadier.h"
@@ -46,47 +47,6 @@
 #define BACKEND_LIMIT 65536		/* balance and churn count per backend */
 #define SPREAD_REFERENCE_LIMIT 4096 /* backends: every window counted */
 #define MAX_NAME 32
-
-#define REQUIRE(condition) \
-	do { \
-		if (!(condition)) \
-		{ \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #condition); \
-			abort(); \
-		} \
-	} while (0)
-
-static uint64_t
-take(const uint8_t **data, size_t *size, int bytes)
-{
-	uint64_t	value = 0;
-
-	for (int i = 0; i < bytes; i++)
-	{
-		if (*size > 0)
-		{
-			value |= (uint64_t) **data << (8 * i);
-			(*data)++;
-			(*size)--;
-		}
-	}
-	return value;
-}
-
-static inline uint32_t
-min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
-}
-
-static void *
-allocate(size_t bytes)
-{
-	void	   *pointer = malloc(bytes);
-
-	REQUIRE(pointer != NULL || bytes == 0);
-	return pointer;
-}
 
 static int
 compare_u32(const void *a, const void *b)

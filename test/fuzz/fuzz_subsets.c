@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "core/baselines.h"
 #include "core/jump.h"
 #include "core/ringsteady.h"
@@ -50,48 +51,6 @@
 #define SCAN_LIMIT 2048
 #define STEP_LIMIT (1u << 15)
 #define REFERENCE_LIMIT 16384	/* Rocksteadier's table of lots, N rounded up */
-
-#define REQUIRE(condition) \
-	do { \
-		if (!(condition)) \
-		{ \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #condition); \
-			abort(); \
-		} \
-	} while (0)
-
-static uint64_t
-take(const uint8_t **data, size_t *size, int bytes)
-{
-	uint64_t	value = 0;
-
-	for (int i = 0; i < bytes; i++)
-	{
-		if (*size > 0)
-		{
-			value |= (uint64_t) **data << (8 * i);
-			(*data)++;
-			(*size)--;
-		}
-	}
-	return value;
-}
-
-static inline uint32_t
-min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
-}
-
-/* malloc that never returns NULL (a zero-byte block is still a block) */
-static void *
-allocate(size_t bytes)
-{
-	void	   *pointer = malloc(bytes);
-
-	REQUIRE(pointer != NULL || bytes == 0);
-	return pointer;
-}
 
 static void
 scribble(void *pointer, size_t bytes)
