@@ -1000,6 +1000,272 @@ TEST(random_topologies_and_changes)
 	CHECK_EQ_INT(tctx.live, 0);
 }
 
+/*
+ * Every partition within the domain caps the builder aims for: a zone (or
+ * region) whose quota is q holds at most ceil(q / 2^p) replicas of any
+ * partition.  Quotas of zones and regions are the sums of their nodes'.
+ */
+static int
+within_caps(const ring *r)
+{
+	uint32_t	n = r->node_count,
+				parts = 1u << r->part_power;
+	int64_t    *q = calloc(n, sizeof(int64_t));
+	int64_t    *zq = calloc(n, sizeof(int64_t));
+	int64_t    *gq = calloc(n, sizeof(int64_t));
+	int64_t    *zc = calloc(n, sizeof(int64_t));
+	int64_t    *gc = calloc(n, sizeof(int64_t));
+	uint32_t   *zi = calloc(n, sizeof(uint32_t));
+	uint32_t   *gi = calloc(n, sizeof(uint32_t));
+	ring_error	err;
+	uint32_t	i,
+				j,
+				x,
+				a;
+	int			ok = ring_quotas(&env, r, q, &err) == RING_OK;
+
+	/* zi, gi: the first node of the same zone, of the same region */
+	for (i = 0; i < n; i++)
+	{
+		zi[i] = gi[i] = i;
+		for (j = i; j-- > 0;)
+		{
+			if (r->nodes[j].region != r->nodes[i].region)
+				continue;
+			gi[i] = gi[j];
+			if (r->nodes[j].zone == r->nodes[i].zone)
+				zi[i] = zi[j];
+		}
+		zq[zi[i]] += q[i];
+		gq[gi[i]] += q[i];
+	}
+	for (x = 0; ok && x < parts; x++)
+	{
+		for (a = 0; a < r->replicas; a++)
+		{
+			uint32_t	k = ring_slot(r, a, x);
+
+			zc[zi[k]] = gc[gi[k]] = 0;
+		}
+		for (a = 0; a < r->replicas; a++)
+		{
+			uint32_t	k = ring_slot(r, a, x);
+
+			if (++zc[zi[k]] > (zq[zi[k]] + parts - 1) / parts ||
+				++gc[gi[k]] > (gq[gi[k]] + parts - 1) / parts)
+				ok = 0;
+		}
+	}
+	free(q);
+	free(zq);
+	free(gq);
+	free(zc);
+	free(gc);
+	free(zi);
+	free(gi);
+	return ok;
+}
+
+/*
+ * Rebalance cur for next (seed = round) until a rebalance moves nothing,
+ * checking the one-move rule on the way.  Returns the rebalances that moved
+ * something, or -1 if they never stopped.
+ */
+static int
+rebalance_until_still(ring *cur, const ring_node *next, uint32_t m,
+					  int max_rounds, const char *what, int trial)
+{
+	int			round;
+
+	for (round = 0; round < max_rounds; round++)
+	{
+		ring		nr = rebalance_ok(cur, next, m, round);
+		move_stats	mv = moves_between(cur, &nr);
+
+		CHECK_MSG(mv.bad_partitions == 0, "%s %d, round %d: %llu partitions broke the one-move rule",
+				  what, trial, round, (unsigned long long) mv.bad_partitions);
+		ring_free(&env, cur);
+		*cur = nr;
+		if (mv.moved == 0)
+			return round;
+	}
+	return -1;
+}
+
+typedef struct stuck_case
+{
+	const char *what;
+	uint32_t	pp,
+				R;
+	int64_t		seed;			/* of the build */
+	uint32_t	n,
+				m;
+	ring_node	nodes[32];
+	ring_node	next[32];
+} stuck_case;
+
+/*
+ * Changes after which repeated rebalances used to stop short of the quotas:
+ * every partition of the node above quota also held the node below quota (or
+ * filled its zone to the cap), so that only a chain of moves through a third
+ * node could help, within one zone, through two nodes, or (the last case)
+ * moving two replicas of one partition over two rebalances.
+ */
+TEST(stuck_rebalances_reach_the_quotas)
+{
+	static const stuck_case cases[] = {
+		{"one weight lowered", 2, 4, 4, 6, 6,
+			{{1, 1, 0, 5}, {4, 0, 0, 8}, {7, 0, 0, 10}, {10, 0, 0, 6}, {13, 0, 0, 90}, {16, 0, 0, 8}},
+			{{1, 1, 0, 5}, {4, 0, 0, 8}, {7, 0, 0, 10}, {10, 0, 0, 6}, {13, 0, 0, 3}, {16, 0, 0, 8}}},
+		{"regions, nodes added and removed", 4, 4, 736, 5, 8,
+			{{1, 0, 2, 57}, {4, 5, 0, 4}, {7, 4, 2, 8}, {10, 5, 0, 9}, {16, 0, 2, 6}},
+			{{1, 0, 2, 57}, {4, 5, 0, 4}, {7, 4, 2, 3}, {10, 5, 0, 9}, {1000001, 0, 0, 1},
+			{1000004, 4, 0, 4}, {1000005, 4, 1, 8}, {1000006, 4, 0, 3}}},
+		{"two moves in one partition", 2, 4, 391, 29, 22,
+			{{1, 1, 0, 0}, {4, 0, 0, 99}, {7, 0, 0, 2}, {10, 0, 0, 0}, {13, 0, 0, 60}, {16, 0, 0, 6},
+			{22, 1, 0, 1}, {25, 1, 0, 6}, {28, 1, 0, 0}, {37, 0, 0, 7}, {40, 0, 0, 105}, {43, 1, 0, 1},
+			{46, 0, 0, 1}, {49, 1, 0, 0}, {52, 1, 0, 4}, {55, 1, 0, 7}, {58, 1, 0, 5}, {70, 1, 0, 2},
+			{73, 0, 0, 23}, {79, 1, 0, 5}, {82, 1, 0, 4}, {85, 1, 0, 9}, {88, 1, 0, 10}, {97, 1, 0, 10},
+			{100, 0, 0, 6}, {106, 1, 0, 88}, {109, 1, 0, 0}, {112, 1, 0, 1}, {115, 0, 0, 8}},
+			{{1, 0, 0, 0}, {7, 0, 0, 7}, {16, 0, 0, 0}, {22, 1, 0, 3}, {28, 1, 0, 0}, {37, 0, 0, 7},
+			{40, 0, 0, 105}, {43, 1, 0, 0}, {46, 2, 0, 10}, {49, 1, 0, 0}, {52, 2, 0, 10}, {55, 1, 0, 7},
+			{58, 1, 0, 5}, {73, 0, 0, 23}, {82, 1, 0, 9}, {85, 1, 0, 6}, {88, 1, 0, 10}, {97, 1, 0, 10},
+			{109, 1, 0, 0}, {115, 0, 0, 8}, {1000002, 1, 0, 5}, {1000003, 1, 0, 5}}},
+	};
+	size_t		c;
+
+	reset_ctx();
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		const stuck_case *k = &cases[c];
+		ring		cur = build_ok(k->nodes, k->n, k->pp, k->R, k->seed);
+		int			rounds = rebalance_until_still(&cur, k->next, k->m, 20, k->what, 0);
+
+		CHECK_MSG(rounds >= 0, "%s: still moving after 20 rebalances", k->what);
+		CHECK_MSG(at_quota(&cur), "%s: stopped off quota", k->what);
+		CHECK_MSG(within_caps(&cur), "%s: stopped beyond a domain cap", k->what);
+		printf("  %s: %d rebalances moved replicas, the next none\n", k->what, rounds);
+		ring_free(&env, &cur);
+	}
+	CHECK_EQ_INT(tctx.live, 0);
+}
+
+/*
+ * Many random small topologies (regions, zones, zero weights, weights
+ * capped at one replica per partition, up to 5 replicas) and changes (one
+ * node added, removed, reweighted or moved to another zone; or many at
+ * once): repeated rebalances keep the one-move rule and stop only at the
+ * quotas, within the domain caps, as a fresh build does.
+ */
+TEST(repeated_rebalances_reach_the_quotas)
+{
+	uint64_t	saved = rs;
+	int			trials = 5000,
+				trial,
+				failed = 0,
+				most = 0;
+
+	rs = 20260101;
+	reset_ctx();
+	for (trial = 0; trial < trials; trial++)
+	{
+		uint32_t	n = 1 + (uint32_t) (rnd() % (rnd() % 2 ? 12 : 40)),
+					pp = 2 + (uint32_t) (rnd() % 8);
+		uint32_t	zones = 1 + (uint32_t) (rnd() % 6),
+					regions = rnd() % 3 == 0 ? 1 + (uint32_t) (rnd() % 3) : 1;
+		uint32_t	kind = (uint32_t) (rnd() % 6);
+		uint32_t	i,
+					pos = 0,
+					pos2 = 0,
+					R,
+					m = 0;
+		ring_node	nodes[48],
+					next[48];
+		ring		cur;
+		int			rounds;
+
+		for (i = 0; i < n; i++)
+		{
+			nodes[i].id = (int32_t) (i * 3 + 1);
+			nodes[i].zone = (int32_t) (rnd() % zones);
+			nodes[i].region = (int32_t) (rnd() % regions);
+			nodes[i].weight = kind == 5 && rnd() % 5 == 0 ? 0 :
+				rnd() % 3 == 0 ? (double) (rnd() % 1000) / 7.0 : (double) (1 + rnd() % 10);
+			pos += nodes[i].weight > 0;
+		}
+		if (pos == 0)
+		{
+			nodes[0].weight = 1;
+			pos = 1;
+		}
+		R = 1 + (uint32_t) (rnd() % (pos < 5 ? pos : 5));
+		if (kind == 5)
+		{
+			/* many changes at once */
+			uint32_t	extra = (uint32_t) (rnd() % 8);
+
+			for (i = 0; i < n; i++)
+			{
+				if (rnd() % 6 == 0)
+					continue;
+				next[m] = nodes[i];
+				if (rnd() % 4 == 0)
+					next[m].weight = (double) (1 + rnd() % 10);
+				if (rnd() % 6 == 0)
+					next[m].zone = (int32_t) (rnd() % (zones + 1));
+				m++;
+			}
+			for (i = 0; i < extra; i++, m++)
+			{
+				next[m].id = (int32_t) (1000000 + i);
+				next[m].zone = (int32_t) (rnd() % (zones + 1));
+				next[m].region = (int32_t) (rnd() % regions);
+				next[m].weight = (double) (1 + rnd() % 10);
+			}
+		}
+		else
+		{
+			/* one change */
+			memcpy(next, nodes, sizeof(ring_node) * n);
+			m = n;
+			i = (uint32_t) (rnd() % n);
+			if (kind == 0)
+			{
+				next[m].id = 999;
+				next[m].zone = (int32_t) (rnd() % (zones + 1));
+				next[m].region = (int32_t) (rnd() % regions);
+				next[m++].weight = (double) (1 + rnd() % 10);
+			}
+			else if (kind == 1)
+				next[i] = next[--m];
+			else if (kind == 2)
+				next[i].weight = (double) (1 + rnd() % 10);
+			else
+				next[i].zone = (int32_t) (rnd() % (zones + 1));
+		}
+		for (i = 0; i < m; i++)
+			pos2 += next[i].weight > 0;
+		if (pos2 < R)
+			continue;
+		cur = build_ok(nodes, n, pp, R, trial);
+		rounds = rebalance_until_still(&cur, next, m, 40, "trial", trial);
+		if (rounds < 0 || !at_quota(&cur) || !within_caps(&cur))
+		{
+			if (failed++ < 5)
+				UNIT_FAIL("trial %d (kind %u, %u -> %u nodes, p %u, R %u): %s", trial, kind,
+						  n, m, pp, R, rounds < 0 ? "still moving after 40 rebalances" :
+						  !at_quota(&cur) ? "stopped off quota" : "stopped beyond a domain cap");
+		}
+		if (rounds > most)
+			most = rounds;
+		ring_free(&env, &cur);
+	}
+	printf("  %d of %d trials stopped short; at most %d rebalances to stop\n", failed, trials,
+		   most);
+	CHECK_EQ_INT(tctx.live, 0);
+	rs = saved;
+}
+
 TEST(rebalance_is_deterministic)
 {
 	ring_node  *nodes = make_nodes(30, 3, 1);
@@ -1551,6 +1817,8 @@ main(void)
 	RUN(repeated_rebalances_converge);
 	RUN(random_topologies_and_changes);
 	RUN(rebalance_is_deterministic);
+	RUN(stuck_rebalances_reach_the_quotas);
+	RUN(repeated_rebalances_reach_the_quotas);
 	RUN(decode_roundtrip);
 	RUN(decode_rejects_malformed_values);
 	RUN(decode_fuzz);
