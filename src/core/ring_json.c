@@ -441,6 +441,9 @@ read_assignment(parser *p)
 
 			if (p->nids - start >= ((size_t) 1 << RING_MAX_PART_POWER))
 				return perr(p, "assignment row is longer than the largest ring");
+			/* the text of the largest ring takes seconds to read */
+			if (p->nids % 65536 == 0 && p->env->progress != NULL && p->env->progress(p->env->ctx))
+				return ring_fail(p->err, RING_ECANCELED, "canceled");
 			if ((st = read_int(p, INT32_MIN, INT32_MAX, &v, "a node id")) != RING_OK)
 				return st;
 			if (!grow(p, (void **) &p->ids, &p->ids_cap, p->nids + 1, sizeof(int32_t)))
@@ -610,6 +613,13 @@ ring_from_json(const ring_env *env, const char *text, size_t len, ring *out,
 	for (i = 0; i < p.nids; i++)
 	{
 		int32_t		idx = ring_find_node(out, p.ids[i]);
+
+		if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
+		{
+			ring_free(env, out);
+			st = ring_fail(err, RING_ECANCELED, "canceled");
+			goto fail;
+		}
 
 		if (idx < 0)
 		{
