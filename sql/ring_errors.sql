@@ -5,17 +5,10 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS subsetting;
 RESET client_min_messages;
 
--- err(query): the SQLSTATE and message the query raises
-CREATE FUNCTION pg_temp.err(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i test/regress_helpers.sql
 
 -- Arguments of ring_build (22023), sizes (54000).
-SELECT pg_temp.err(q) FROM (VALUES
+SELECT pg_temp.error_of(q) FROM (VALUES
     ($$SELECT ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 0)$$),
     ($$SELECT ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 25)$$),
     ($$SELECT ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => -3)$$),
@@ -41,7 +34,7 @@ SELECT pg_temp.err(q) FROM (VALUES
 ) AS t(q);
 
 -- ring_rebalance checks the same things.
-SELECT pg_temp.err(q) FROM (VALUES
+SELECT pg_temp.error_of(q) FROM (VALUES
     ($$SELECT ring_rebalance(ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 4),
                              ARRAY[1, 2], ARRAY[1, 1], ARRAY[1, 2])$$),
     ($$SELECT ring_rebalance(ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 4),
@@ -51,7 +44,7 @@ SELECT pg_temp.err(q) FROM (VALUES
 ) AS t(q);
 
 -- Lookups and inspection.
-SELECT pg_temp.err(q) FROM (VALUES
+SELECT pg_temp.error_of(q) FROM (VALUES
     ($$SELECT ring_partition_nodes(ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 4), 16)$$),
     ($$SELECT ring_partition_nodes(ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 4), -1)$$),
     ($$SELECT ring_dispersion(ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 4), 'rack')$$),
@@ -62,7 +55,7 @@ SELECT pg_temp.err(q) FROM (VALUES
 ) AS t(q);
 
 -- Malformed text (22P02).  The valid one first, for reference.
-SELECT pg_temp.err(format('SELECT %L::partition_ring', q)) FROM (VALUES
+SELECT pg_temp.error_of(format('SELECT %L::partition_ring', q)) FROM (VALUES
     ('{"part_power": 1, "replicas": 1, "nodes": [{"id": 1, "zone": 0, "weight": 1}], "assignment": [[1, 1]]}'),
     (''),
     ('{"part_power": 1}'),

@@ -52,6 +52,29 @@ check_subset_size(int32 subset_size)
 				 errmsg("subset size must be at least 0, got %d", subset_size)));
 }
 
+/* The arguments every subset function starts with: 0 to 2. */
+typedef struct subset_arguments
+{
+	int32		frontend;
+	int32		backends;
+	int32		subset_size;
+} subset_arguments;
+
+/* Arguments 0 to 2 of a subset function, checked in that order. */
+static subset_arguments
+get_subset_arguments(FunctionCallInfo fcinfo)
+{
+	subset_arguments a;
+
+	a.frontend = PG_GETARG_INT32(0);
+	a.backends = PG_GETARG_INT32(1);
+	a.subset_size = PG_GETARG_INT32(2);
+	check_frontend(a.frontend);
+	check_backends(a.backends);
+	check_subset_size(a.subset_size);
+	return a;
+}
+
 /*
  * The number of members of a subset of subset_size out of backends (all
  * backends when subset_size is larger), refused if it is too many.
@@ -92,22 +115,17 @@ PG_FUNCTION_INFO_V1(ringsteady_subset);
 Datum
 ringsteady_subset(PG_FUNCTION_ARGS)
 {
-	int32		frontend = PG_GETARG_INT32(0);
-	int32		backends = PG_GETARG_INT32(1);
-	int32		subset_size = PG_GETARG_INT32(2);
+	subset_arguments a = get_subset_arguments(fcinfo);
 	bool		backend_scaling = PG_GETARG_BOOL(3);
 	int32		members;
 	ArrayType  *subset;
 
-	check_frontend(frontend);
-	check_backends(backends);
-	check_subset_size(subset_size);
-	members = subset_members(backends, subset_size);
+	members = subset_members(a.backends, a.subset_size);
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
 	subset = new_int4_array(members);
-	ringsteady_write_subset((uint32) frontend, (uint32) backends, (uint32) members,
+	ringsteady_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							backend_scaling, (uint32 *) ARR_DATA_PTR(subset));
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -161,21 +179,16 @@ PG_FUNCTION_INFO_V1(rocksteadier_subset);
 Datum
 rocksteadier_subset(PG_FUNCTION_ARGS)
 {
-	int32		frontend = PG_GETARG_INT32(0);
-	int32		backends = PG_GETARG_INT32(1);
-	int32		subset_size = PG_GETARG_INT32(2);
+	subset_arguments a = get_subset_arguments(fcinfo);
 	int32		lot_size = PG_GETARG_INT32(3);
 	int32		members;
 	uint64		steps;
 	ArrayType  *subset;
 	uint32	   *workspace;
 
-	check_frontend(frontend);
-	check_backends(backends);
-	check_subset_size(subset_size);
 	check_lot_size(lot_size);
-	members = subset_members(backends, subset_size);
-	steps = rocksteadier_shuffle_steps((uint32) backends, (uint32) members, (uint32) lot_size);
+	members = subset_members(a.backends, a.subset_size);
+	steps = rocksteadier_shuffle_steps((uint32) a.backends, (uint32) members, (uint32) lot_size);
 	if (steps > MAX_ROCKSTEADIER_STEPS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -188,7 +201,7 @@ rocksteadier_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(sizeof(uint32) * ROCKSTEADIER_WORKSPACE(lot_size));
-	rocksteadier_write_subset((uint32) frontend, (uint32) backends, (uint32) members,
+	rocksteadier_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							  (uint32) lot_size, (uint32 *) ARR_DATA_PTR(subset), workspace);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
@@ -198,25 +211,20 @@ PG_FUNCTION_INFO_V1(random_subset);
 Datum
 random_subset(PG_FUNCTION_ARGS)
 {
-	int32		frontend = PG_GETARG_INT32(0);
-	int32		backends = PG_GETARG_INT32(1);
-	int32		subset_size = PG_GETARG_INT32(2);
+	subset_arguments a = get_subset_arguments(fcinfo);
 	int64		seed = PG_GETARG_INT64(3);
 	int32		members;
 	ArrayType  *subset;
 	void	   *workspace;
 
-	check_frontend(frontend);
-	check_backends(backends);
-	check_subset_size(subset_size);
-	members = subset_members(backends, subset_size);
+	members = subset_members(a.backends, a.subset_size);
 	check_algorithm_members(members, RANDOM_MAX_MEMBERS, "random");
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
 	subset = new_int4_array(members);
-	workspace = palloc(random_subset_workspace_bytes((uint32) backends, (uint32) members));
-	random_write_subset((uint32) frontend, (uint32) backends, (uint32) members, (uint64) seed,
+	workspace = palloc(random_subset_workspace_bytes((uint32) a.backends, (uint32) members));
+	random_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members, (uint64) seed,
 						(uint32 *) ARR_DATA_PTR(subset), workspace);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
@@ -226,22 +234,17 @@ PG_FUNCTION_INFO_V1(round_robin_subset);
 Datum
 round_robin_subset(PG_FUNCTION_ARGS)
 {
-	int32		frontend = PG_GETARG_INT32(0);
-	int32		backends = PG_GETARG_INT32(1);
-	int32		subset_size = PG_GETARG_INT32(2);
+	subset_arguments a = get_subset_arguments(fcinfo);
 	int32		members;
 	ArrayType  *subset;
 
-	check_frontend(frontend);
-	check_backends(backends);
-	check_subset_size(subset_size);
-	members = subset_members(backends, subset_size);
+	members = subset_members(a.backends, a.subset_size);
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
 	subset = new_int4_array(members);
 	/* the start is frontend * subset_size mod N, with the k asked for */
-	round_robin_write_subset((uint32) frontend, (uint32) backends, (uint32) subset_size,
+	round_robin_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) a.subset_size,
 							 (uint32 *) ARR_DATA_PTR(subset));
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -250,25 +253,20 @@ PG_FUNCTION_INFO_V1(deterministic_subset);
 Datum
 deterministic_subset(PG_FUNCTION_ARGS)
 {
-	int32		frontend = PG_GETARG_INT32(0);
-	int32		backends = PG_GETARG_INT32(1);
-	int32		subset_size = PG_GETARG_INT32(2);
+	subset_arguments a = get_subset_arguments(fcinfo);
 	int64		seed = PG_GETARG_INT64(3);
 	int32		members;
 	ArrayType  *subset;
 	void	   *workspace;
 
-	check_frontend(frontend);
-	check_backends(backends);
-	check_subset_size(subset_size);
-	check_scanned_backends(backends, "deterministic");
-	members = subset_members(backends, subset_size);
+	check_scanned_backends(a.backends, "deterministic");
+	members = subset_members(a.backends, a.subset_size);
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
 	subset = new_int4_array(members);
-	workspace = palloc(deterministic_subset_workspace_bytes((uint32) backends));
-	deterministic_write_subset((uint32) frontend, (uint32) backends, (uint32) members, (uint64) seed,
+	workspace = palloc(deterministic_subset_workspace_bytes((uint32) a.backends));
+	deterministic_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members, (uint64) seed,
 							   (uint32 *) ARR_DATA_PTR(subset), workspace);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
@@ -278,26 +276,21 @@ PG_FUNCTION_INFO_V1(consistent_subset);
 Datum
 consistent_subset(PG_FUNCTION_ARGS)
 {
-	int32		frontend = PG_GETARG_INT32(0);
-	int32		backends = PG_GETARG_INT32(1);
-	int32		subset_size = PG_GETARG_INT32(2);
+	subset_arguments a = get_subset_arguments(fcinfo);
 	int64		seed = PG_GETARG_INT64(3);
 	int32		members;
 	ArrayType  *subset;
 	void	   *workspace;
 
-	check_frontend(frontend);
-	check_backends(backends);
-	check_subset_size(subset_size);
-	check_scanned_backends(backends, "consistent");
-	members = subset_members(backends, subset_size);
+	check_scanned_backends(a.backends, "consistent");
+	members = subset_members(a.backends, a.subset_size);
 	check_algorithm_members(members, CONSISTENT_MAX_MEMBERS, "consistent");
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
 	subset = new_int4_array(members);
-	workspace = palloc(consistent_subset_workspace_bytes((uint32) backends, (uint32) members));
-	consistent_write_subset((uint32) frontend, (uint32) backends, (uint32) members, (uint64) seed,
+	workspace = palloc(consistent_subset_workspace_bytes((uint32) a.backends, (uint32) members));
+	consistent_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members, (uint64) seed,
 							(uint32 *) ARR_DATA_PTR(subset), workspace);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);

@@ -121,32 +121,13 @@ held_of(const ring *r)
 	return h;
 }
 
-/* max over nodes of |held - exact share| (in slots), shares from the weights */
+/*
+ * The largest deviation of a node's holding from its exact share (from the
+ * weights): |held - share| in slots, or with relative set |held / share - 1|
+ * over the nodes with a positive share.
+ */
 static double
-max_abs_dev(const ring *r)
-{
-	int64_t    *h = held_of(r);
-	double		W = 0,
-				S = (double) ((size_t) r->replicas << r->part_power),
-				worst = 0;
-	uint32_t	i;
-
-	for (i = 0; i < r->node_count; i++)
-		W += r->nodes[i].weight;
-	for (i = 0; i < r->node_count; i++)
-	{
-		double		d = fabs((double) h[i] - S * r->nodes[i].weight / W);
-
-		if (d > worst)
-			worst = d;
-	}
-	free(h);
-	return worst;
-}
-
-/* max over positive nodes of |held / share - 1| */
-static double
-max_rel_dev(const ring *r)
+max_deviation(const ring *r, int relative)
 {
 	int64_t    *h = held_of(r);
 	double		W = 0,
@@ -161,14 +142,26 @@ max_rel_dev(const ring *r)
 		double		share = S * r->nodes[i].weight / W;
 		double		d;
 
-		if (share <= 0)
+		if (relative && share <= 0)
 			continue;
-		d = fabs((double) h[i] / share - 1);
+		d = relative ? fabs((double) h[i] / share - 1) : fabs((double) h[i] - share);
 		if (d > worst)
 			worst = d;
 	}
 	free(h);
 	return worst;
+}
+
+static double
+max_abs_dev(const ring *r)
+{
+	return max_deviation(r, 0);
+}
+
+static double
+max_rel_dev(const ring *r)
+{
+	return max_deviation(r, 1);
 }
 
 /* independent count: partition-replicas in a zone (region, zone) already used */
