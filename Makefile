@@ -16,7 +16,9 @@ OBJS = \
 	src/core/subset_metrics.o
 
 EXTENSION = subsetting
-DATA = sql/subsetting--1.0.sql
+DATA = \
+	sql/subsetting--1.0.sql \
+	sql/subsetting--1.0--1.1.sql
 PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
 
 REGRESS = \

@@ -29,16 +29,21 @@ SELECT count(*) AS unreachable_versions
 FROM pg_extension_update_paths('subsetting')
 WHERE source = '1.0' AND path IS NULL AND target <> '1.0';
 
--- An updated installation has the same functions as a fresh one.
-CREATE TEMP VIEW extension_functions AS
-SELECT p.oid::regprocedure::text AS function, p.provolatile, p.proisstrict, p.proparallel
-FROM pg_proc p
-JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
-JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'subsetting';
-CREATE TEMP TABLE updated_functions AS TABLE extension_functions;
+-- An updated installation has the same objects as a fresh one: every member
+-- of the extension (functions with their volatility, strictness and
+-- parallel safety, types, operator classes and families, views...).
+CREATE TEMP VIEW extension_objects AS
+SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS object,
+       p.provolatile, p.proisstrict, p.proparallel
+FROM pg_depend d
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'subsetting'
+LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e';
+CREATE TEMP TABLE updated_objects AS TABLE extension_objects;
 DROP EXTENSION subsetting;
 CREATE EXTENSION subsetting;
 SELECT count(*) AS differences
-FROM ((TABLE extension_functions EXCEPT TABLE updated_functions)
+FROM ((TABLE extension_objects EXCEPT TABLE updated_objects)
       UNION ALL
-      (TABLE updated_functions EXCEPT TABLE extension_functions)) AS difference;
+      (TABLE updated_objects EXCEPT TABLE extension_objects)) AS difference;
+SELECT count(*) > 0 AS has_objects FROM updated_objects;
