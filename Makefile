@@ -4,6 +4,7 @@ MODULE_big = subsetting
 OBJS = \
 	src/module.o \
 	src/buckets.o \
+	src/key_hash.o \
 	src/subsets.o \
 	src/ring.o \
 	src/core/baselines.o \
@@ -37,7 +38,6 @@ REGRESS = \
 	argument_sweep
 
 PG_CPPFLAGS = -I$(srcdir)/src
-SHLIB_LINK += -lxxhash
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
