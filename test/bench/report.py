@@ -5,17 +5,14 @@ test/bench/report.py
 	ring.csv, figure2.txt, sql_overhead.csv and pgbench.csv.  The report is
 	Markdown: the machine and the commands, the project's performance targets
 	with what was measured, then every table; the plots (made by gnuplot,
-	next to the CSV files) are linked from it.  With --readme, also replaces
-	the targets table in the README between its two performance markers.
+	next to the CSV files) are linked from it.
 
-	usage: python3 report.py RESULTS_DIR REPORT.md [--readme README.md]
+	usage: python3 report.py RESULTS_DIR REPORT.md
 """
 import csv
 import os
 import sys
 
-README_BEGIN = '<!-- performance targets: written by test/run-benchmarks -->'
-README_END = '<!-- end of performance targets -->'
 
 
 def read_csv(results, name):
@@ -244,22 +241,12 @@ ratios. The machine is shared, so absolute times are indicative only. Benchmarks
 	return ''.join(parts)
 
 
-def splice_readme(path, targets):
-	with open(path) as f:
-		text = f.read()
-	begin, end = text.index(README_BEGIN) + len(README_BEGIN), text.index(README_END)
-	with open(path, 'w') as f:
-		f.write(text[:begin] + '\n' + targets + '\n' + text[end:])
-
-
 def main():
-	if len(sys.argv) not in (3, 5) or (len(sys.argv) == 5 and sys.argv[3] != '--readme'):
+	if len(sys.argv) != 3:
 		sys.exit(__doc__)
 	results = Results(sys.argv[1])
 	with open(sys.argv[2], 'w') as f:
 		f.write(report(results))
-	if len(sys.argv) == 5:
-		splice_readme(sys.argv[4], results.targets_table())
 
 
 main()
