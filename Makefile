@@ -5,6 +5,7 @@ OBJS = \
 	src/module.o \
 	src/buckets.o \
 	src/key_hash.o \
+	src/partition_hash.o \
 	src/subsets.o \
 	src/ring.o \
 	src/core/baselines.o \
@@ -28,6 +29,7 @@ REGRESS = \
 	jump_in_tables \
 	keys \
 	reshard \
+	partition_hash \
 	ringsteady \
 	rocksteadier \
 	subset_baselines \
