@@ -38,6 +38,8 @@ REGRESS = \
 	argument_sweep
 
 PG_CPPFLAGS = -I$(srcdir)/src
+# Export only what the server looks up by name (src/compat.h says how).
+PG_CFLAGS = -fvisibility=hidden
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -45,6 +47,11 @@ include $(PGXS)
 
 # PGXS knows no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/*.h src/core/*.h)
+
+# The SQL skin (src/*.c, not src/core) starts with src/compat.h: the version
+# shims and the export markings apply to every file of it, new ones too.
+SKIN_OBJS = $(filter-out src/core/%,$(OBJS))
+$(SKIN_OBJS) $(SKIN_OBJS:.o=.bc): override CPPFLAGS += -include $(srcdir)/src/compat.h
 
 # `make bench`: every benchmark, and the report docs/performance.md
 # (test/run-benchmarks; `test/run-benchmarks --quick` for a short run).
