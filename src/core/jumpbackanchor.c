@@ -19,7 +19,7 @@
  * position, are kept sorted (binary search) behind a small bit filter, so
  * that memory follows the number of removed buckets, never their values,
  * and a key whose bucket is not removed costs one bit test.  A removed
- * entry also keeps the index of its replacement's entry, so a chain is
+ * removal also keeps the stack position of its replacement, so a chain is
  * followed without searching again.
  */
 #include <string.h>
@@ -62,7 +62,10 @@ filter_bit(const jump_back_anchor *h, int32_t bucket)
 	return ((uint64_t) (uint32_t) bucket * FILTER_MULTIPLIER) >> h->filter_shift;
 }
 
-/* The entry of a removed bucket, or -1 if bucket is not removed. */
+/*
+ * The entry of a removed bucket (its stack position, which indexes
+ * next_bucket and next_entry), or -1 if bucket is not removed.
+ */
 static inline int32_t
 find_entry(const jump_back_anchor *h, int32_t bucket)
 {
@@ -84,7 +87,7 @@ find_entry(const jump_back_anchor *h, int32_t bucket)
 			high = mid;
 	}
 	if (low < h->removed_count && (h->entries[low] >> 32) == (uint64_t) (uint32_t) bucket)
-		return low;
+		return (int32_t) (uint32_t) h->entries[low];
 	return -1;
 }
 
@@ -92,22 +95,22 @@ find_entry(const jump_back_anchor *h, int32_t bucket)
 static inline int32_t
 entry_view(const jump_back_anchor *h, int32_t entry)
 {
-	return h->buckets - 1 - (int32_t) (uint32_t) h->entries[entry];
+	return h->buckets - 1 - entry;
 }
 
 /*
- * The bucket at place `place` of the view of `view` buckets: place's
- * bucket, or, while that one is absent from the view (removed leaving view
- * buckets or more), the one that took its place.  *entry is the result's
- * entry (it may have been removed later, leaving fewer buckets), or -1.
- * The views along a chain decrease, so it has at most removed_count steps;
- * -1 if it had more (a state this code did not make, never seen).
+ * The bucket at place `place` of the view of `view` buckets, given e, the
+ * entry of place (or -1): place's bucket, or, while that one is absent from
+ * the view (removed leaving view buckets or more), the one that took its
+ * place.  *entry is the result's entry (it may have been removed later,
+ * leaving fewer buckets), or -1.  The views along a chain decrease, so it
+ * has at most removed_count steps; -1 if it had more (a state this code did
+ * not make, never seen).
  */
 static inline int32_t
-bucket_at_view(const jump_back_anchor *h, int32_t place, int32_t view, int32_t *entry)
+follow_chain(const jump_back_anchor *h, int32_t place, int32_t e, int32_t view, int32_t *entry)
 {
 	int32_t		bucket = place;
-	int32_t		e = find_entry(h, place);
 	int32_t		steps = 0;
 
 	*entry = -1;
@@ -120,6 +123,12 @@ bucket_at_view(const jump_back_anchor *h, int32_t place, int32_t view, int32_t *
 	}
 	*entry = e;
 	return bucket;
+}
+
+static inline int32_t
+bucket_at_view(const jump_back_anchor *h, int32_t place, int32_t view, int32_t *entry)
+{
+	return follow_chain(h, place, find_entry(h, place), view, entry);
 }
 
 /*
@@ -153,6 +162,7 @@ jump_back_anchor_init(jump_back_anchor *h, int32_t buckets,
 	int32_t		m = removed_count;
 	char	   *next;
 	int			log2;
+	int32_t		top;
 
 	if (buckets < 0)
 		return JUMP_BACK_ANCHOR_EBUCKETS;
@@ -218,21 +228,29 @@ jump_back_anchor_init(jump_back_anchor *h, int32_t buckets,
 	 * Replay the removals in stack order.  Removal r leaves n buckets; the
 	 * bucket that held place n of the view n + 1 takes the removed bucket's
 	 * place.  Entries of later removals have views below n + 1, so the
-	 * chain walk treats them as present, as it must.
+	 * chain walk treats them as present, as it must.  The places n are
+	 * a - 1, a - 2, ...: their entries are found by walking the sorted
+	 * entries down once, not by searching.
 	 */
+	top = m - 1;
 	for (int32_t r = 0; r < m; r++)
 	{
 		int32_t		n = buckets - 1 - r;
+		int32_t		place_entry = -1;
 		int32_t		replacement_entry;
-		int32_t		replacement = bucket_at_view(h, n, n + 1, &replacement_entry);
-		int32_t		e = find_entry(h, removed[r]);
+		int32_t		replacement;
 
 		if (check != NULL && r % CHECK_EVERY == CHECK_EVERY - 1)
 			check(arg);
-		if (replacement < 0 || e < 0)
+		while (top >= 0 && (int32_t) (h->entries[top] >> 32) > n)
+			top--;
+		if (top >= 0 && (int32_t) (h->entries[top] >> 32) == n)
+			place_entry = (int32_t) (uint32_t) h->entries[top];
+		replacement = follow_chain(h, n, place_entry, n + 1, &replacement_entry);
+		if (replacement < 0)
 			return JUMP_BACK_ANCHOR_EINTERNAL;
-		h->next_bucket[e] = replacement;
-		h->next_entry[e] = replacement_entry;
+		h->next_bucket[r] = replacement;
+		h->next_entry[r] = replacement_entry;
 	}
 	return JUMP_BACK_ANCHOR_OK;
 }

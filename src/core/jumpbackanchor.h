@@ -67,8 +67,9 @@ typedef struct jump_back_anchor
 	int			filter_shift;	/* 64 - log2(filter bits) */
 	uint64_t   *filter;			/* one bit per hash of removed ids */
 	uint64_t   *entries;		/* (id << 32) | stack position, sorted */
-	int32_t    *next_bucket;	/* per entry: the bucket that took its place */
-	int32_t    *next_entry;		/* per entry: that bucket's entry, or -1 */
+	/* per removal, by stack position (its "entry"): */
+	int32_t    *next_bucket;	/* the bucket that took its place */
+	int32_t    *next_entry;		/* that bucket's stack position, or -1 */
 } jump_back_anchor;
 
 /* Bytes of memory jump_back_anchor_init needs for removed_count removals. */
