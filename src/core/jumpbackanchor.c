@@ -256,7 +256,7 @@ jump_back_anchor_init(jump_back_anchor *h, int32_t buckets,
 }
 
 int32_t
-jump_back_anchor_bucket(const jump_back_anchor *h, uint64_t key)
+jump_back_anchor_bucket_with_removals(const jump_back_anchor *h, uint64_t key)
 {
 	uint64_t	state = key;
 	int32_t		bucket;
@@ -264,11 +264,7 @@ jump_back_anchor_bucket(const jump_back_anchor *h, uint64_t key)
 
 	if (h->buckets <= h->removed_count)
 		return -1;
-	if (h->buckets <= 1)
-		return 0;
 	bucket = jump_back_hash_drawing(&state, h->buckets);
-	if (h->removed_count == 0)
-		return bucket;
 	entry = find_entry(h, bucket);
 	while (entry >= 0)
 	{

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jump.h"
+
 /*
  * The most removed buckets a state may hold.  The decoded state takes about
  * JUMP_BACK_ANCHOR_BYTES_PER_REMOVED bytes a removed bucket and is cached for
@@ -92,10 +94,20 @@ extern jump_back_anchor_status jump_back_anchor_init(jump_back_anchor *h, int32_
 													 jump_back_anchor_problem *problem);
 
 /*
- * The bucket of key: hash4j's getBucket(key).  -1 if there is no bucket
+ * The bucket of key: hash4j's getBucket(key) (the part for a set with
+ * removals out of line).  -1 if there is no bucket
  * (buckets is 0 or every bucket is removed), where hash4j throws.
  */
-extern int32_t jump_back_anchor_bucket(const jump_back_anchor *h, uint64_t key);
+extern int32_t jump_back_anchor_bucket_with_removals(const jump_back_anchor *h, uint64_t key);
+
+static inline int32_t
+jump_back_anchor_bucket(const jump_back_anchor *h, uint64_t key)
+{
+	/* with nothing removed, JumpBackHash itself (-1 for 0 buckets) */
+	if (h->removed_count == 0)
+		return jump_back_hash(key, h->buckets);
+	return jump_back_anchor_bucket_with_removals(h, key);
+}
 
 /* Whether bucket is one of the removed buckets of *h. */
 extern int	jump_back_anchor_is_removed(const jump_back_anchor *h, int32_t bucket);
