@@ -223,6 +223,28 @@ FROM (SELECT k, CASE k % 3 WHEN 0 THEN '{1}'::int[] WHEN 1 THEN '{2,1}' ELSE '{1
              CASE k % 3 WHEN 0 THEN b1 WHEN 1 THEN b2 ELSE b3 END AS expected
       FROM per_set) AS s;
 SELECT count(*) FILTER (WHERE b4 <> b2) AS state_unlike_list FROM per_set;
+-- The same in PL/pgSQL, where one call site sees its variables change.
+CREATE FUNCTION pg_temp.differ_in_loop() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+    p record;
+    r int[];
+    n int;
+    st bytea;
+    expected int;
+    differ int := 0;
+BEGIN
+    FOR p IN SELECT * FROM per_set ORDER BY k LOOP
+        r := CASE p.k % 3 WHEN 0 THEN '{1}'::int[] WHEN 1 THEN '{2,1}' ELSE '{1}' END;
+        n := CASE p.k % 3 WHEN 2 THEN 11 ELSE 10 END;
+        expected := CASE p.k % 3 WHEN 0 THEN p.b1 WHEN 1 THEN p.b2 ELSE p.b3 END;
+        st := jumpbackanchorhash_state(n, r);
+        IF jumpbackanchorhash(p.k, n, r) <> expected OR jumpbackanchorhash(p.k, st) <> expected THEN
+            differ := differ + 1;
+        END IF;
+    END LOOP;
+    RETURN differ;
+END $$;
+SELECT pg_temp.differ_in_loop() AS differ_in_loop;
 
 -- In tables: a partition key (with pruning), a generated column, an index.
 CREATE TABLE anchored (id bigint, v text) PARTITION BY LIST (jumpbackanchorhash(id, 4, '{1}'));

@@ -352,19 +352,31 @@ anchor_identity(Datum datum, Size *len)
 static const jump_back_anchor *
 anchor_of_call(FunctionCallInfo fcinfo, anchor_form form)
 {
-	anchor_cache *cache = (anchor_cache *) fcinfo->flinfo->fn_extra;
+	anchor_cache *cache;
+	MemoryContext cxt;
 	int32		buckets = 0;
 	int			argnum = form == ANCHOR_LIST ? 2 : 1;
 	struct varlena *identity;
 	Size		len;
 	MemoryContext old;
 
-	if (cache == NULL)
+	if (fcinfo->flinfo == NULL)
 	{
-		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(anchor_cache));
-		fcinfo->flinfo->fn_extra = cache;
-		cache->constant = anchor_arg_is_const(fcinfo, 1) &&
-			(form == ANCHOR_STATE || anchor_arg_is_const(fcinfo, 2));
+		/* a direct call: no call site to cache in */
+		cxt = CurrentMemoryContext;
+		cache = palloc0(sizeof(anchor_cache));
+	}
+	else
+	{
+		cxt = fcinfo->flinfo->fn_mcxt;
+		cache = (anchor_cache *) fcinfo->flinfo->fn_extra;
+		if (cache == NULL)
+		{
+			cache = MemoryContextAllocZero(cxt, sizeof(anchor_cache));
+			fcinfo->flinfo->fn_extra = cache;
+			cache->constant = anchor_arg_is_const(fcinfo, 1) &&
+				(form == ANCHOR_STATE || anchor_arg_is_const(fcinfo, 2));
+		}
 	}
 	if (cache->valid && cache->constant)
 		return &cache->h;
@@ -384,7 +396,7 @@ anchor_of_call(FunctionCallInfo fcinfo, anchor_form form)
 		pfree(cache->memory);
 	cache->bytes = NULL;
 	cache->memory = NULL;
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	old = MemoryContextSwitchTo(cxt);
 	cache->bytes = palloc(len);
 	memcpy(cache->bytes, identity, len);
 	MemoryContextSwitchTo(old);
@@ -393,7 +405,7 @@ anchor_of_call(FunctionCallInfo fcinfo, anchor_form form)
 		int32		count;
 		const int32 *removed = anchor_array_values(PG_GETARG_ARRAYTYPE_P(2), &count);
 
-		old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		old = MemoryContextSwitchTo(cxt);
 		anchor_decode(&cache->h, &cache->memory, buckets, removed, count, ANCHOR_LIST);
 		MemoryContextSwitchTo(old);
 	}
@@ -402,7 +414,7 @@ anchor_of_call(FunctionCallInfo fcinfo, anchor_form form)
 		int32		count;
 		int32	   *removed = anchor_state_values(PG_GETARG_BYTEA_PP(1), &buckets, &count);
 
-		old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		old = MemoryContextSwitchTo(cxt);
 		anchor_decode(&cache->h, &cache->memory, buckets, removed, count, ANCHOR_STATE);
 		MemoryContextSwitchTo(old);
 		pfree(removed);
