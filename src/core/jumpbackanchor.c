@@ -349,6 +349,8 @@ jump_back_anchor_status
 jump_back_anchor_state_header(const uint8_t *bytes, size_t len,
 							  int32_t *buckets, int32_t *count)
 {
+	*buckets = 0;
+	*count = 0;
 	if (len < 4 || len % 4 != 0)
 		return JUMP_BACK_ANCHOR_EFORMAT;
 	*buckets = get_le32(bytes);
