@@ -128,15 +128,16 @@ SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT jumpbackanchorhash(1, 2147483647, array_fill(0, ARRAY[1048577]))',
     'SELECT jumpbackanchorhash(1, decode(''ffffff7f'' || repeat(''00000000'', 1048577), ''hex''))']) AS q;
 
--- The largest state: 2^20 removals, ids near 2^31 (memory follows their
--- number, not their values); every key lands on a bucket that is not removed.
+-- A large state: 2^17 removals, ids near 2^31 (memory follows their number,
+-- not their values; test/test_jumpbackanchor.c decodes the largest, 2^20);
+-- every key lands on a bucket that is not removed.
 CREATE TEMP TABLE big_state AS
-SELECT array_agg(2147483646 - 2 * (i # 349525)) AS removed
-FROM generate_series(0, 1048575) AS i;
+SELECT array_agg(2147483646 - 2 * (i # 43690)) AS removed
+FROM generate_series(0, 131071) AS i;
 SELECT count(*) AS keys,
-       count(*) FILTER (WHERE b < 0 OR b >= 2147483647 OR (b % 2 = 0 AND b >= 2147483646 - 2 * 1048575)) AS on_removed
+       count(*) FILTER (WHERE b < 0 OR b >= 2147483647 OR (b % 2 = 0 AND b >= 2147483646 - 2 * 131071)) AS on_removed
 FROM (SELECT jumpbackanchorhash(k, 2147483647, (SELECT removed FROM big_state)) AS b
-      FROM generate_series(1, 5000) AS k) AS s;
+      FROM generate_series(1, 2000) AS k) AS s;
 SELECT array_length(jumpbackanchorhash_removed(jumpbackanchorhash_state(2147483647, removed)), 1) AS round_trip
 FROM big_state;
 
@@ -198,16 +199,16 @@ FROM (SELECT k, a, removed, victim, new_removed, new_a, back_a, back_removed,
              jumpbackanchorhash(k, new_a, new_removed) AS after,
              jumpbackanchorhash(k, back_a, back_removed) AS back,
              jumpbackanchorhash(k, a) AS plain
-      FROM random_changes, generate_series(-2000::bigint, 2000) AS i,
+      FROM random_changes, generate_series(-500::bigint, 500) AS i,
            LATERAL (SELECT (i * 4611686018427387) # (s::bigint << 50) AS k) AS kk) AS t;
 
--- Uniformity: 200,000 keys over the 40 buckets left of 100 (60 removed): a
+-- Uniformity: 100,000 keys over the 40 buckets left of 100 (60 removed): a
 -- chi-squared statistic below 73.4 (the 0.999 quantile for 39 degrees of freedom).
-SELECT count(DISTINCT b) AS buckets_used, sum((n - 5000.0) ^ 2 / 5000.0) < 73.4 AS even
+SELECT count(DISTINCT b) AS buckets_used, sum((n - 2500.0) ^ 2 / 2500.0) < 73.4 AS even
 FROM (SELECT b, count(*) AS n
       FROM (SELECT jumpbackanchorhash(k, 100, (SELECT array_agg(i ORDER BY hashint4(i)) FROM generate_series(0, 99) AS i
                                                WHERE i % 5 <> 2 AND i % 5 <> 4)) AS b
-            FROM generate_series(1, 200000) AS k) AS s
+            FROM generate_series(1, 100000) AS k) AS s
       GROUP BY b) AS c;
 
 -- The cache keeps one set per call site: a set that changes from row to row
