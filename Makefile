@@ -10,6 +10,7 @@ OBJS = \
 	src/ring.o \
 	src/core/baselines.o \
 	src/core/jump.o \
+	src/core/jumpbackanchor.o \
 	src/core/ring.o \
 	src/core/ring_build.o \
 	src/core/ring_json.o \
@@ -26,6 +27,7 @@ PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition 
 REGRESS = \
 	upgrade \
 	jump \
+	jumpbackanchorhash \
 	jump_in_tables \
 	keys \
 	reshard \
