@@ -7,6 +7,7 @@ OBJS = \
 	src/key_hash.o \
 	src/subsets.o \
 	src/ring.o \
+	src/ring_cache.o \
 	src/core/baselines.o \
 	src/core/jump.o \
 	src/core/ring.o \
