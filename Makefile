@@ -35,6 +35,7 @@ REGRESS = \
 	subset_metrics \
 	ring \
 	ring_errors \
+	ring_cache \
 	install_as_owner \
 	argument_sweep
 
