@@ -10,6 +10,7 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS subsetting;
 RESET client_min_messages;
+RESET jit;
 \i test/regress_helpers.sql
 
 CREATE TEMP TABLE crafted (name text, text_form text, format1 bytea, sha256 text);
@@ -73,3 +74,35 @@ CREATE TEMP TABLE received (name text, ring partition_ring);
 SELECT name, substr(partition_ring_send(ring), 1, 8) AS header, ring_partition_nodes(ring, 4) AS partition_4,
        substr(partition_ring_send(ring), 9, 32) = decode(sha256, 'hex') AS digest_as_computed
 FROM received JOIN crafted USING (name) ORDER BY name;
+
+--
+-- Memory: one decode per ring per query, whatever the query's shape.  Each
+-- decode says so at DEBUG1 ("decoded a ring"); a ring is decoded into the
+-- cache once and then shared by every call in the query.
+--
+CREATE TEMP TABLE fleet AS
+SELECT ring_build(array_agg(i), array_agg(1 + i % 3), array_agg(i % 5), part_power => 12, replicas => 3) AS ring
+FROM generate_series(1, 40) AS i;
+SET jit = off;
+SET client_min_messages = debug1;
+-- With room for none (subsetting.ring_cache_size 0): eight calls in one row,
+-- and lookups in every row of a query, decode the ring once per query, and
+-- the query's end frees it.
+SET subsetting.ring_cache_size = 0;
+SELECT ring_dispersion(ring, 'zone') = ring_dispersion(ring, 'zone') AS same,
+       ring_dispersion(ring, 'region') + ring_dispersion(ring, 'node') + ring_dispersion(ring, 'zone')
+       + ring_dispersion(ring, 'region') + ring_dispersion(ring, 'node') + ring_dispersion(ring, 'zone') >= 0 AS eight_calls
+FROM fleet;
+SELECT (ring_info(ring)).part_power, (ring_info(ring)).nodes, (ring_info(ring)).zones FROM fleet;
+SELECT count(*) AS rows, count(DISTINCT ring_nodes(ring, k)) > 1 AS spread,
+       bool_and(ring_nodes(ring, k) = ring_partition_nodes(ring, ring_partition(ring, k))) AS agree
+FROM fleet, (SELECT (hashint4(i)::bigint << 32) # hashint4(-i) AS k FROM generate_series(1, 3000) AS i) keys;
+SELECT count(*) AS rings_kept_after FROM pg_backend_memory_contexts WHERE name = 'decoded partition ring';
+-- With room: the first query decodes it, later queries find it.
+RESET subsetting.ring_cache_size;
+SELECT ring_partition_nodes(ring, 7) = ring_partition_nodes(ring, 7) AS first FROM fleet;
+SELECT ring_partition_nodes(ring, 7) = ring_partition_nodes(ring, 7) AS again FROM fleet;
+SELECT length(ring::text) > 0 AS text_form, (SELECT count(*) FROM ring_moves(ring, ring)) AS moves,
+       (SELECT count(*) FROM ring_node_stats(ring)) AS nodes FROM fleet;
+RESET client_min_messages;
+RESET jit;

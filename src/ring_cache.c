@@ -441,6 +441,8 @@ new_entry(Datum d, const ring_identity *id, const ring_header *header,
 	decode_value(v, context, true, &e->decoded.r);
 	if ((Pointer) v != DatumGetPointer(d))
 		pfree(v);
+	elog(DEBUG1, "partition ring cache: decoded a ring of %zu bytes (format %u)",
+		 id->size, id->format_version);
 	e->decoded.by_partition = e->decoded.r.assignment;
 	e->context = context;
 	e->id = *id;
