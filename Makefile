@@ -25,6 +25,7 @@ PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition 
 
 REGRESS = \
 	upgrade \
+	ring_upgrade \
 	jump \
 	jump_in_tables \
 	keys \
@@ -36,6 +37,7 @@ REGRESS = \
 	ring \
 	ring_errors \
 	ring_cache \
+	ring_golden \
 	install_as_owner \
 	argument_sweep
 

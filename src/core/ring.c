@@ -285,6 +285,8 @@ ring_encode(const ring_env *env, ring *r, uint8_t *buf, ring_error *err)
 		return ring_fail(err, RING_ECANCELED, "could not compute the digest of the ring");
 	memcpy(r->digest, buf + RING_DIGEST_OFFSET, RING_DIGEST_SIZE);
 	r->format_version = RING_FORMAT_VERSION;
+	r->fingerprint = ring_hash64(buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
+								 RING_FORMAT_VERSION_1);
 	return RING_OK;
 }
 
@@ -483,7 +485,9 @@ ring_decode_as(const ring_env *env, const uint8_t *buf, size_t len,
 	out->node_count = h.node_count;
 	out->seed = h.seed;
 	out->format_version = h.format_version;
-	out->fingerprint = h.fingerprint;
+	/* format 2: the fingerprint 1.0 stored, which the rebalancer seeds from */
+	out->fingerprint = h.format_version == RING_FORMAT_VERSION_1 ? h.fingerprint :
+		ring_hash64(buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM, RING_FORMAT_VERSION_1);
 	memcpy(out->digest, h.digest, RING_DIGEST_SIZE);
 	out->partition_major = partition_major != 0;
 	out->nodes = env->alloc(env->ctx, sizeof(ring_node) * h.node_count);

@@ -38,7 +38,8 @@
  * seed 1), then part_power, replicas, node count, reserved and seed at 16..40,
  * then nodes and assignment as above.  Its fingerprint detects accidents, not
  * attacks (rings with equal fingerprints are easily made): it must never
- * identify a ring.
+ * identify a ring.  (ring_rebalance seeds its choices from it, so the
+ * decoder still computes it for either format: see ring.fingerprint.)
  */
 #ifndef SUBSETTING_CORE_RING_H
 #define SUBSETTING_CORE_RING_H
@@ -120,7 +121,13 @@ typedef struct ring
 	uint32_t	node_count;
 	int64_t		seed;
 	uint32_t	format_version; /* of the value it was decoded from, or 0 */
-	uint64_t	fingerprint;	/* format 1 only: the stored fingerprint */
+	/*
+	 * 1.0's fingerprint: ring_hash64 of the format 1 bytes 16..end (= the
+	 * format 2 bytes 40..end), set by ring_decode and ring_encode.  It
+	 * identifies nothing, but the rebalancer seeds its choices from it, so
+	 * it stays for the rings ring_rebalance makes to stay the same.
+	 */
+	uint64_t	fingerprint;
 	uint8_t		digest[RING_DIGEST_SIZE];	/* set by ring_encode, and by
 											 * ring_decode of format 2 */
 	int			partition_major;
