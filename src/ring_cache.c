@@ -537,8 +537,11 @@ const decoded_ring *
 ring_decoded_arg(FunctionCallInfo fcinfo, int argno)
 {
 	FmgrInfo   *flinfo = fcinfo->flinfo;
-	ring_call_site *site = (ring_call_site *) flinfo->fn_extra;
+	ring_call_site *site;
 
+	if (flinfo == NULL)			/* a direct call: hold it for the caller's context */
+		return ring_decoded_arg_held(fcinfo, argno, CurrentMemoryContext);
+	site = (ring_call_site *) flinfo->fn_extra;
 	if (flinfo->fn_retset)
 		elog(ERROR, "ring_decoded_arg called in a set-returning function; use ring_decoded_arg_held");
 	if (argno < 0 || argno >= fcinfo->nargs)
