@@ -383,9 +383,9 @@ identify(Datum d, ring_identity *id, ring_header *header, struct varlena **full)
 
 	*full = NULL;
 	memset(id, 0, sizeof(*id));
-	id->size = toast_raw_datum_size(d) - VARHDRSZ;
 	if (VARATT_IS_EXTERNAL(raw) || VARATT_IS_COMPRESSED(raw))
 	{
+		id->size = toast_raw_datum_size(d) - VARHDRSZ;
 		slice = PG_DETOAST_DATUM_SLICE(d, 0, RING_HEADER_SIZE);
 		bytes = (const uint8 *) VARDATA_ANY(slice);
 		have = VARSIZE_ANY_EXHDR(slice);
@@ -394,6 +394,7 @@ identify(Datum d, ring_identity *id, ring_header *header, struct varlena **full)
 	{
 		bytes = (const uint8 *) VARDATA_ANY(raw);
 		have = VARSIZE_ANY_EXHDR(raw);
+		id->size = have;
 	}
 	ok = ring_read_header(bytes, have, header, NULL) == RING_OK;
 	if (slice != NULL)
