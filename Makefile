@@ -8,6 +8,7 @@ OBJS = \
 	src/partition_hash.o \
 	src/subsets.o \
 	src/ring.o \
+	src/ring_cache.o \
 	src/core/baselines.o \
 	src/core/jump.o \
 	src/core/jumpbackanchor.o \
@@ -26,6 +27,7 @@ PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition 
 
 REGRESS = \
 	upgrade \
+	ring_upgrade \
 	jump \
 	jumpbackanchorhash \
 	jump_in_tables \
@@ -38,6 +40,8 @@ REGRESS = \
 	subset_metrics \
 	ring \
 	ring_errors \
+	ring_cache \
+	ring_golden \
 	install_as_owner \
 	argument_sweep
 

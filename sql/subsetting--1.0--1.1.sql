@@ -348,3 +348,8 @@ COMMENT ON FUNCTION jumpbackhash_partitioning_problems(regclass) IS
 -- Partition ring
 --
 
+-- Values carry a SHA-256 digest since 1.1 (format 2; format 1 still reads):
+-- ring_info's fingerprint is that digest, in hex.
+COMMENT ON FUNCTION ring_info(partition_ring) IS
+'summary of a ring: sizes, seed, fingerprint (SHA-256 digest of its contents, hex), largest |balance| in percent, zone and region dispersion';
+
