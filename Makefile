@@ -8,11 +8,13 @@ OBJS = \
 	src/subsets.o \
 	src/ring.o \
 	src/ring_cache.o \
+	src/ring_lookup.o \
 	src/core/baselines.o \
 	src/core/jump.o \
 	src/core/ring.o \
 	src/core/ring_build.o \
 	src/core/ring_json.o \
+	src/core/ring_lookup.o \
 	src/core/ringsteady.o \
 	src/core/rocksteadier.o \
 	src/core/subset_metrics.o
