@@ -81,8 +81,12 @@ ring_lookup_keys(const ring *r, const uint16_t *by_partition,
 				 const uint64_t *keys, size_t count, int32_t *partitions,
 				 int32_t *node_ids, const ring_env *env)
 {
+	/* an assignment that stays in the CPU caches gains nothing from prefetching */
+	size_t		bytes = sizeof(uint16_t) * ((size_t) r->replicas << r->part_power);
+
 	return ring_lookup_keys_prefetching(r, by_partition, keys, count, partitions,
 										node_ids, env,
+										bytes <= RING_LOOKUP_CACHED_BYTES ? 0 :
 										RING_LOOKUP_PREFETCH_DISTANCE);
 }
 

@@ -23,6 +23,9 @@
 /* keys ahead of the one being read whose partition row is prefetched */
 #define RING_LOOKUP_PREFETCH_DISTANCE 16
 
+/* assignments of at most this many bytes are not prefetched (they stay in cache) */
+#define RING_LOOKUP_CACHED_BYTES (256 * 1024)
+
 /* Fill by_partition (replicas << part_power entries) from r->assignment. */
 extern void ring_lookup_transpose(const ring *r, uint16_t *by_partition);
 
@@ -32,7 +35,8 @@ extern void ring_lookup_transpose(const ring *r, uint16_t *by_partition);
  * primary first, to node_ids[i * R .. i * R + R - 1].  The same answers as
  * one ring_partition_of / by_partition read per key, but the partition rows
  * of the keys RING_LOOKUP_PREFETCH_DISTANCE places ahead are prefetched, so
- * that the cache misses of a large ring overlap instead of queueing.
+ * that the cache misses of a large ring overlap instead of queueing (not for
+ * an assignment of at most RING_LOOKUP_CACHED_BYTES, which stays in cache).
  * env may be NULL; if not, env->progress (if set) is called every 65536
  * keys, and RING_ECANCELED returned if it asks to stop.
  */
