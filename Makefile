@@ -37,6 +37,7 @@ REGRESS = \
 	subset_metrics \
 	ring \
 	ring_errors \
+	ring_cache \
 	ring_lookup \
 	install_as_owner \
 	argument_sweep

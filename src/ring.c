@@ -30,6 +30,8 @@ static Datum
 ring_to_datum(ring *r)
 {
 	size_t		size = ring_encoded_size(r->part_power, r->replicas, r->node_count);
+	ring_env	env = ring_server_env(CurrentMemoryContext);
+	ring_error	err;
 	struct varlena *v;
 
 	if (size > MaxAllocSize - VARHDRSZ)
@@ -38,7 +40,8 @@ ring_to_datum(ring *r)
 				 errmsg("partition ring of %zu bytes is too large", size)));
 	v = (struct varlena *) palloc(VARHDRSZ + size);
 	SET_VARSIZE(v, VARHDRSZ + size);
-	ring_encode(r, (uint8 *) VARDATA(v));
+	if (ring_encode(&env, r, (uint8 *) VARDATA(v), &err) != RING_OK)
+		ring_report_error(&err, ERRCODE_INVALID_PARAMETER_VALUE);
 	return PointerGetDatum(v);
 }
 
@@ -52,33 +55,54 @@ partition_ring_in(PG_FUNCTION_ARGS)
 	ring_env	env = ring_server_env(CurrentMemoryContext);
 	ring_error	err;
 	ring		r;
+	Datum		result;
 
 	if (ring_from_json(&env, text, strlen(text), &r, &err) != RING_OK)
 		ring_report_error(&err, ERRCODE_INVALID_TEXT_REPRESENTATION);
-	PG_RETURN_DATUM(ring_to_datum(&r));
+	result = ring_to_datum(&r);
+	ring_free(&env, &r);
+	PG_RETURN_DATUM(result);
 }
 
+/*
+ * The text form, from the cached decoded ring: the memory it takes is the
+ * text and the ring.  Its length is counted first, so that a text beyond
+ * PostgreSQL's 1 GB limit is refused before anything is allocated.
+ */
 PG_FUNCTION_INFO_V1(partition_ring_out);
 Datum
 partition_ring_out(PG_FUNCTION_ARGS)
 {
-	ring		r;
-	size_t		len;
+	const decoded_ring *c = ring_decoded_arg(fcinfo, 0);
+	ring_env	env = ring_server_env(CurrentMemoryContext);
+	ring_error	err;
+	size_t		len,
+				written;
 	char	   *s;
 
-	ring_decode_datum(PG_GETARG_DATUM(0), CurrentMemoryContext, &r);
-	len = ring_to_json(&r, NULL, 0);
-	if (len >= MaxAllocSize)
+	if (ring_to_json(&env, &c->r, NULL, 0, &len, &err) != RING_OK)
+		ring_report_error(&err, ERRCODE_DATA_CORRUPTED);
+	if (len > MaxAllocSize - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("text form of the partition ring would take %zu bytes, more than the limit of %zu",
-						len, (size_t) MaxAllocSize - 1)));
+						len, (size_t) MaxAllocSize - 1),
+				 errhint("Read the ring with the binary format, or with ring_assignments().")));
 	s = palloc(len + 1);
-	ring_to_json(&r, s, len);
+	if (ring_to_json(&env, &c->r, s, len, &written, &err) != RING_OK)
+		ring_report_error(&err, ERRCODE_DATA_CORRUPTED);
+	if (written != len)
+		elog(ERROR, "text form of the partition ring changed length: %zu, then %zu",
+			 len, written);
 	s[len] = '\0';
 	PG_RETURN_CSTRING(s);
 }
 
+/*
+ * Binary input: the value is decoded and checked (the digest of a format 2
+ * value, everything else of either format); a format 1 value (from 1.0) is
+ * stored in format 2.
+ */
 PG_FUNCTION_INFO_V1(partition_ring_recv);
 Datum
 partition_ring_recv(PG_FUNCTION_ARGS)
@@ -93,6 +117,13 @@ partition_ring_recv(PG_FUNCTION_ARGS)
 
 	if (ring_decode(&env, (const uint8 *) data, (size_t) len, &r, &err) != RING_OK)
 		ring_report_error(&err, ERRCODE_INVALID_BINARY_REPRESENTATION);
+	if (r.format_version != RING_FORMAT_VERSION)
+	{
+		Datum		result = ring_to_datum(&r);
+
+		ring_free(&env, &r);
+		PG_RETURN_DATUM(result);
+	}
 	ring_free(&env, &r);
 	v = (struct varlena *) palloc(VARHDRSZ + len);
 	SET_VARSIZE(v, VARHDRSZ + len);
@@ -258,15 +289,15 @@ ring_rebalance(PG_FUNCTION_ARGS)
 	uint32		n;
 	ring_env	env = ring_server_env(CurrentMemoryContext);
 	ring_error	err;
-	ring		old,
-				r;
+	const decoded_ring *old;
+	ring		r;
 
 	if (any_null(fcinfo, 0, 5, 4))
 		PG_RETURN_NULL();
 	seed = PG_GETARG_INT64(5);
 	nodes = read_node_table(fcinfo, 1, &n);
-	ring_decode_datum(PG_GETARG_DATUM(0), CurrentMemoryContext, &old);
-	if (ring_core_rebalance(&env, &old, nodes, n, seed, &r, &err) != RING_OK)
+	old = ring_decoded_arg(fcinfo, 0);
+	if (ring_core_rebalance(&env, &old->r, nodes, n, seed, &r, &err) != RING_OK)
 		ring_report_error(&err, ERRCODE_INVALID_PARAMETER_VALUE);
 	PG_RETURN_DATUM(ring_to_datum(&r));
 }
@@ -337,9 +368,9 @@ ring_partition_nodes(PG_FUNCTION_ARGS)
 /* state of the set-returning functions */
 typedef struct ring_srf
 {
-	ring		r;
-	ring		other;			/* ring_moves: the new ring */
-	ring_node_stat *stats;		/* ring_node_stats */
+	const ring *r;				/* of the cache, pinned for the scan */
+	const ring *other;			/* ring_moves: the new ring */
+	const ring_node_stat *stats;	/* ring_node_stats */
 	uint64		next;			/* ring_moves: next slot to look at */
 } ring_srf;
 
@@ -370,9 +401,9 @@ ring_assignments(PG_FUNCTION_ARGS)
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		st = palloc0(sizeof(ring_srf));
-		ring_decode_datum(PG_GETARG_DATUM(0), funcctx->multi_call_memory_ctx, &st->r);
+		st->r = &ring_decoded_arg_held(fcinfo, 0, funcctx->multi_call_memory_ctx)->r;
 		funcctx->tuple_desc = srf_tupdesc(fcinfo);
-		funcctx->max_calls = (uint64) st->r.replicas << st->r.part_power;
+		funcctx->max_calls = (uint64) st->r->replicas << st->r->part_power;
 		funcctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
 	}
@@ -380,14 +411,14 @@ ring_assignments(PG_FUNCTION_ARGS)
 	st = funcctx->user_fctx;
 	if (funcctx->call_cntr < funcctx->max_calls)
 	{
-		uint32		partition = (uint32) (funcctx->call_cntr / st->r.replicas);
-		uint32		rep = (uint32) (funcctx->call_cntr % st->r.replicas);
+		uint32		partition = (uint32) (funcctx->call_cntr / st->r->replicas);
+		uint32		rep = (uint32) (funcctx->call_cntr % st->r->replicas);
 		Datum		values[3];
 		bool		nulls[3] = {false, false, false};
 
 		values[0] = Int32GetDatum((int32) partition);
 		values[1] = Int32GetDatum((int32) rep);
-		values[2] = Int32GetDatum(st->r.nodes[ring_slot(&st->r, rep, partition)].id);
+		values[2] = Int32GetDatum(st->r->nodes[ring_slot(st->r, rep, partition)].id);
 		SRF_RETURN_NEXT(funcctx,
 						HeapTupleGetDatum(heap_form_tuple(funcctx->tuple_desc, values, nulls)));
 	}
@@ -409,19 +440,16 @@ ring_node_stats(PG_FUNCTION_ARGS)
 	if (SRF_IS_FIRSTCALL())
 	{
 		MemoryContext old;
-		ring_env	env;
-		ring_error	err;
+		const decoded_ring *c;
 
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		st = palloc0(sizeof(ring_srf));
-		ring_decode_datum(PG_GETARG_DATUM(0), funcctx->multi_call_memory_ctx, &st->r);
-		st->stats = palloc(sizeof(ring_node_stat) * st->r.node_count);
-		env = ring_server_env(funcctx->multi_call_memory_ctx);
-		if (ring_core_node_stats(&env, &st->r, st->stats, &err) != RING_OK)
-			ring_report_error(&err, ERRCODE_DATA_CORRUPTED);
+		c = ring_decoded_arg_held(fcinfo, 0, funcctx->multi_call_memory_ctx);
+		st->r = &c->r;
+		st->stats = ring_decoded_node_stats(c);
 		funcctx->tuple_desc = srf_tupdesc(fcinfo);
-		funcctx->max_calls = st->r.node_count;
+		funcctx->max_calls = st->r->node_count;
 		funcctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
 	}
@@ -430,7 +458,7 @@ ring_node_stats(PG_FUNCTION_ARGS)
 	if (funcctx->call_cntr < funcctx->max_calls)
 	{
 		uint32		i = (uint32) funcctx->call_cntr;
-		const ring_node *nd = &st->r.nodes[i];
+		const ring_node *nd = &st->r->nodes[i];
 		const ring_node_stat *s = &st->stats[i];
 		Datum		values[9];
 		bool		nulls[9] = {false};
@@ -471,15 +499,10 @@ parse_tier(text *t)
 }
 
 static double
-dispersion_of(const ring *r, ring_tier tier)
+dispersion_of(const decoded_ring *c, ring_tier tier)
 {
-	ring_env	env = ring_server_env(CurrentMemoryContext);
-	ring_error	err;
-	uint64		count;
-
-	if (ring_dispersion_count(&env, r, tier, &count, &err) != RING_OK)
-		ring_report_error(&err, ERRCODE_DATA_CORRUPTED);
-	return (double) count / (double) ((uint64) r->replicas << r->part_power);
+	return (double) ring_decoded_dispersion_count(c, tier) /
+		(double) ((uint64) c->r.replicas << c->r.part_power);
 }
 
 /* ring_dispersion(ring, tier text) -> float8 */
@@ -488,10 +511,19 @@ Datum
 ring_dispersion(PG_FUNCTION_ARGS)
 {
 	ring_tier	tier = parse_tier(PG_GETARG_TEXT_PP(1));
-	ring		r;
 
-	ring_decode_datum(PG_GETARG_DATUM(0), CurrentMemoryContext, &r);
-	PG_RETURN_FLOAT8(dispersion_of(&r, tier));
+	PG_RETURN_FLOAT8(dispersion_of(ring_decoded_arg(fcinfo, 0), tier));
+}
+
+/* the digest in lowercase hex */
+static char *
+hex_digest(const uint8 *digest)
+{
+	char	   *s = palloc(2 * RING_DIGEST_SIZE + 1);
+
+	for (int i = 0; i < RING_DIGEST_SIZE; i++)
+		sprintf(s + 2 * i, "%02x", digest[i]);
+	return s;
 }
 
 static int
@@ -514,10 +546,9 @@ Datum
 ring_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc = srf_tupdesc(fcinfo);
-	ring		r;
-	ring_env	env = ring_server_env(CurrentMemoryContext);
-	ring_error	err;
-	ring_node_stat *stats;
+	const decoded_ring *c = ring_decoded_arg(fcinfo, 0);
+	const ring *r = &c->r;
+	const ring_node_stat *stats = ring_decoded_node_stats(c);
 	Datum		values[12];
 	bool		nulls[12] = {false};
 	double		worst = 0;
@@ -526,39 +557,36 @@ ring_info(PG_FUNCTION_ARGS)
 				regions = 0,
 				i;
 
-	ring_decode_datum(PG_GETARG_DATUM(0), CurrentMemoryContext, &r);
-	stats = palloc(sizeof(ring_node_stat) * r.node_count);
-	if (ring_core_node_stats(&env, &r, stats, &err) != RING_OK)
-		ring_report_error(&err, ERRCODE_DATA_CORRUPTED);
-	keys = palloc(sizeof(uint64) * r.node_count);
-	for (i = 0; i < r.node_count; i++)
+	keys = palloc(sizeof(uint64) * r->node_count);
+	for (i = 0; i < r->node_count; i++)
 	{
 		if (stats[i].wanted > 0)
 			worst = Max(worst, fabs(100.0 * ((double) stats[i].held - stats[i].wanted) / stats[i].wanted));
-		keys[i] = ((uint64) ((uint32) r.nodes[i].region ^ 0x80000000u) << 32) |
-			((uint32) r.nodes[i].zone ^ 0x80000000u);
+		keys[i] = ((uint64) ((uint32) r->nodes[i].region ^ 0x80000000u) << 32) |
+			((uint32) r->nodes[i].zone ^ 0x80000000u);
 	}
 	/* distinct (region, zone) pairs, and distinct regions */
-	qsort(keys, r.node_count, sizeof(uint64), compare_uint64);
-	for (i = 0; i < r.node_count; i++)
+	qsort(keys, r->node_count, sizeof(uint64), compare_uint64);
+	for (i = 0; i < r->node_count; i++)
 	{
 		if (i == 0 || keys[i] != keys[i - 1])
 			zones++;
 		if (i == 0 || (keys[i] >> 32) != (keys[i - 1] >> 32))
 			regions++;
 	}
-	values[0] = Int32GetDatum((int32) r.part_power);
-	values[1] = Int32GetDatum((int32) r.replicas);
-	values[2] = Int32GetDatum((int32) (1u << r.part_power));
-	values[3] = Int32GetDatum((int32) r.node_count);
+	pfree(keys);
+	values[0] = Int32GetDatum((int32) r->part_power);
+	values[1] = Int32GetDatum((int32) r->replicas);
+	values[2] = Int32GetDatum((int32) (1u << r->part_power));
+	values[3] = Int32GetDatum((int32) r->node_count);
 	values[4] = Int32GetDatum((int32) zones);
 	values[5] = Int32GetDatum((int32) regions);
-	values[6] = Int64GetDatum(r.seed);
-	values[7] = CStringGetTextDatum(psprintf("%016llx", (unsigned long long) r.fingerprint));
-	values[8] = Int64GetDatum((int64) ring_encoded_size(r.part_power, r.replicas, r.node_count));
+	values[6] = Int64GetDatum(r->seed);
+	values[7] = CStringGetTextDatum(hex_digest(ring_decoded_digest(c)));
+	values[8] = Int64GetDatum((int64) ring_encoded_size(r->part_power, r->replicas, r->node_count));
 	values[9] = Float8GetDatum(worst);
-	values[10] = Float8GetDatum(dispersion_of(&r, RING_TIER_ZONE));
-	values[11] = Float8GetDatum(dispersion_of(&r, RING_TIER_REGION));
+	values[10] = Float8GetDatum(dispersion_of(c, RING_TIER_ZONE));
+	values[11] = Float8GetDatum(dispersion_of(c, RING_TIER_REGION));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -578,32 +606,32 @@ ring_moves(PG_FUNCTION_ARGS)
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		st = palloc0(sizeof(ring_srf));
-		ring_decode_datum(PG_GETARG_DATUM(0), funcctx->multi_call_memory_ctx, &st->r);
-		ring_decode_datum(PG_GETARG_DATUM(1), funcctx->multi_call_memory_ctx, &st->other);
-		if (st->r.part_power != st->other.part_power)
+		st->r = &ring_decoded_arg_held(fcinfo, 0, funcctx->multi_call_memory_ctx)->r;
+		st->other = &ring_decoded_arg_held(fcinfo, 1, funcctx->multi_call_memory_ctx)->r;
+		if (st->r->part_power != st->other->part_power)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("rings have different part powers, %u and %u",
-							st->r.part_power, st->other.part_power)));
-		if (st->r.replicas != st->other.replicas)
+							st->r->part_power, st->other->part_power)));
+		if (st->r->replicas != st->other->replicas)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("rings have different numbers of replicas, %u and %u",
-							st->r.replicas, st->other.replicas)));
+							st->r->replicas, st->other->replicas)));
 		funcctx->tuple_desc = srf_tupdesc(fcinfo);
 		funcctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
 	}
 	funcctx = SRF_PERCALL_SETUP();
 	st = funcctx->user_fctx;
-	slots = (uint64) st->r.replicas << st->r.part_power;
+	slots = (uint64) st->r->replicas << st->r->part_power;
 	/* slots in (partition, replica) order */
 	while (st->next < slots)
 	{
-		uint32		partition = (uint32) (st->next / st->r.replicas);
-		uint32		rep = (uint32) (st->next % st->r.replicas);
-		int32		from = st->r.nodes[ring_slot(&st->r, rep, partition)].id;
-		int32		to = st->other.nodes[ring_slot(&st->other, rep, partition)].id;
+		uint32		partition = (uint32) (st->next / st->r->replicas);
+		uint32		rep = (uint32) (st->next % st->r->replicas);
+		int32		from = st->r->nodes[ring_slot(st->r, rep, partition)].id;
+		int32		to = st->other->nodes[ring_slot(st->other, rep, partition)].id;
 
 		st->next++;
 		if ((st->next & 0xFFFF) == 0)

@@ -7,7 +7,8 @@
  *		keys (ring_nodes(ring, keys[]), set-returning).
  *
  * The work is done by the pure core in src/core/ring_lookup.c; rings come
- * decoded from the backend's cache (src/ring_cache.h).
+ * decoded from the backend's cache (src/ring_cache.h): ring_decoded_arg for
+ * the scalar functions, ring_decoded_arg_held for the set-returning batch.
  */
 #include "postgres.h"
 
@@ -341,7 +342,10 @@ read_keys(ArrayType *keys, key_kind kind, Datum **elements, int *count)
 static Datum
 ring_nodes_batch_of(FunctionCallInfo fcinfo, key_kind kind)
 {
-	const decoded_ring *dr = ring_decoded_arg(fcinfo, 0);
+	/* a set-returning function holds its ring in a context of its own */
+	MemoryContext holder = AllocSetContextCreate(CurrentMemoryContext, "partition ring batch lookup",
+												 ALLOCSET_SMALL_SIZES);
+	const decoded_ring *dr = ring_decoded_arg_held(fcinfo, 0, holder);
 	ArrayType  *keys = PG_GETARG_ARRAYTYPE_P(1);
 	ring_env	env = ring_server_env(CurrentMemoryContext);
 	TupleDesc	tupdesc;
@@ -379,6 +383,7 @@ ring_nodes_batch_of(FunctionCallInfo fcinfo, key_kind kind)
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
+	MemoryContextDelete(holder);
 	return (Datum) 0;
 }
 

@@ -57,7 +57,7 @@ t_progress(void *ctx)
 }
 
 static test_ctx tctx;
-static ring_env env = {t_alloc, t_free, t_progress, &tctx};
+static ring_env env = {.alloc = t_alloc, .free = t_free, .progress = t_progress, .ctx = &tctx};
 
 static uint64_t rs = 20261123;
 
