@@ -30,7 +30,7 @@
 /* the most keys one batch lookup takes */
 #define RING_LOOKUP_MAX_KEYS (1 << 22)
 
-/* the default and largest count of handoff nodes */
+/* the largest count of handoff nodes: a ring has at most that many nodes */
 #define RING_HANDOFF_MAX_COUNT RING_MAX_NODES
 
 /* int4[] of R node ids */
@@ -271,7 +271,8 @@ materialize(FunctionCallInfo fcinfo, TupleDesc *tupdesc)
 		elog(ERROR, "return type must be a row type");
 	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
 	*tupdesc = CreateTupleDescCopy(*tupdesc);
-	store = tuplestore_begin_heap(true, false, work_mem);
+	store = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+								  false, work_mem);
 	rsinfo->returnMode = SFRM_Materialize;
 	rsinfo->setResult = store;
 	rsinfo->setDesc = *tupdesc;

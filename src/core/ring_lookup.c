@@ -25,6 +25,11 @@ ring_lookup_transpose(const ring *r, uint16_t *by_partition)
 	uint32_t	rep,
 				x;
 
+	if (r->partition_major)
+	{
+		memcpy(by_partition, r->assignment, sizeof(uint16_t) * ((size_t) R << r->part_power));
+		return;
+	}
 	for (rep = 0; rep < R; rep++)
 	{
 		const uint16_t *row = r->assignment + ((size_t) rep << r->part_power);

@@ -26,7 +26,7 @@
 /* assignments of at most this many bytes are not prefetched (they stay in cache) */
 #define RING_LOOKUP_CACHED_BYTES (256 * 1024)
 
-/* Fill by_partition (replicas << part_power entries) from r->assignment. */
+/* Fill by_partition (replicas << part_power entries) from r's assignment. */
 extern void ring_lookup_transpose(const ring *r, uint16_t *by_partition);
 
 /*
