@@ -46,7 +46,7 @@ SELECT count(*) AS keys,
 FROM lookup_rings,
      (SELECT md5(random()::text) || i AS t, decode(md5(random()::text), 'hex') AS b,
              gen_random_uuid() AS u
-      FROM generate_series(1, 2000) AS i) AS keys
+      FROM generate_series(1, 1000) AS i) AS keys
 WHERE name = 'large';
 
 -- An untyped literal resolves to the text overload: a number must be a
@@ -152,7 +152,7 @@ SELECT array_agg(((random() * 2 - 1) * 9.2e18)::bigint ORDER BY i) AS ints,
        array_agg(md5(random()::text) ORDER BY i) AS texts,
        array_agg(decode(md5(random()::text), 'hex') ORDER BY i) AS byteas,
        array_agg(gen_random_uuid() ORDER BY i) AS uuids
-FROM generate_series(1, 5000) AS i;
+FROM generate_series(1, 2000) AS i;
 SELECT count(*) AS rows,
        count(*) FILTER (WHERE b.key <> ints[o] OR b.partition <> ring_partition(ring, ints[o])
                            OR b.nodes <> ring_nodes(ring, ints[o])) AS differences
@@ -177,7 +177,7 @@ WHERE name = 'large';
 -- More keys than one chunk of the lookup (65536 / replicas), an int[] of keys,
 -- and no keys.
 SELECT count(*) AS rows, count(*) FILTER (WHERE nodes <> ring_nodes(ring, key)) AS differences
-FROM lookup_rings, ring_nodes(ring, ARRAY(SELECT i * 1234567890123 FROM generate_series(1, 50000) AS i))
+FROM lookup_rings, ring_nodes(ring, ARRAY(SELECT i * 1234567890123 FROM generate_series(1, 25000) AS i))
 WHERE name = 'large';
 SELECT key, nodes = ring_nodes(ring, 7) AS same
 FROM lookup_rings, ring_nodes(ring, ARRAY[7]::int[]) WHERE name = 'small';
