@@ -9,12 +9,14 @@ OBJS = \
 	src/subsets.o \
 	src/ring.o \
 	src/ring_cache.o \
+	src/ring_lookup.o \
 	src/core/baselines.o \
 	src/core/jump.o \
 	src/core/jumpbackanchor.o \
 	src/core/ring.o \
 	src/core/ring_build.o \
 	src/core/ring_json.o \
+	src/core/ring_lookup.o \
 	src/core/ringsteady.o \
 	src/core/rocksteadier.o \
 	src/core/subset_metrics.o
@@ -42,6 +44,7 @@ REGRESS = \
 	ring_errors \
 	ring_cache \
 	ring_golden \
+	ring_lookup \
 	install_as_owner \
 	argument_sweep
 

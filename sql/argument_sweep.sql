@@ -62,7 +62,18 @@ SELECT 'float8[]'::regtype, v = '''{1,1,1}''', v FROM unnest(ARRAY['''{1,1,1}'''
     '''{1e308,1e308,1e308}''', '''{1,2}''']) AS v
 UNION ALL
 SELECT 'text[]'::regtype, v = '''{a,b,c}''', v FROM unnest(ARRAY['''{a,b,c}''', 'NULL', '''{}''', '''{NULL}''',
-    '''{a,a,a}''', '''{{a,b},{c,d}}''', '''{"",b,c}''']) AS v;
+    '''{a,a,a}''', '''{{a,b},{c,d}}''', '''{"",b,c}''']) AS v
+UNION ALL
+SELECT 'int8[]'::regtype, v = '''{1,2,3}''', v FROM unnest(ARRAY['''{1,2,3}''', 'NULL', '''{}''', '''{NULL}''',
+    '''{1,NULL,3}''', '''{{1,2},{3,4}}''', '''{-9223372036854775808,0,9223372036854775807}''',
+    '''[5:7]={1,2,3}''', 'ARRAY(SELECT generate_series(1, 2000)::int8)']) AS v
+UNION ALL
+SELECT 'bytea[]'::regtype, v = '''{"\\x00ff"}''', v FROM unnest(ARRAY['''{"\\x00ff"}''', 'NULL', '''{}''',
+    '''{NULL}''', '''{"\\x",NULL}''', '''{{"\\x01"},{"\\x02"}}''']) AS v
+UNION ALL
+SELECT 'uuid[]'::regtype, v = '''{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}''', v
+FROM unnest(ARRAY['''{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}''', 'NULL', '''{}''', '''{NULL}''',
+    '''{{00000000-0000-0000-0000-000000000000},{ffffffff-ffff-ffff-ffff-ffffffffffff}}''']) AS v;
 INSERT INTO sweep_value VALUES
     ('partition_ring', true, $$ring_build('{1,2,3,4}', '{1,1,1,1}', '{1,2,3,4}', part_power => 4, replicas => 2)$$),
     ('partition_ring', false, 'NULL'),

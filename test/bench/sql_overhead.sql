@@ -5,7 +5,10 @@
 --	hash users otherwise write for text), the subset functions against
 --	array_fill (a built-in that returns the same 20-element int[]), and
 --	ring_nodes with a part power 22 ring (24 MiB) against a part power 10 ring
---	(6 kB), each read from a table by a scalar subquery as users do.
+--	(6 kB), each read from a table by a scalar subquery as users do; then the
+--	batch form ring_nodes(ring, keys[]) on arrays of 1000 keys, p = 22
+--	against p = 10 and against ring_nodes(ring, key) of p = 22 on the same
+--	keys, one row each.
 --	Parallel query and JIT are off so that both sides do the same,
 --	single-process work.
 --	Run with psql --csv -v runs=RUNS -v rows=ROWS; prints CSV: function,
@@ -20,6 +23,12 @@ SELECT p AS part_power,
                   part_power => p, replicas => 3) AS ring
 FROM generate_series(1, 1000) AS i, (VALUES (10), (22)) AS parts(p)
 GROUP BY p;
+
+-- The same keys as case 7 in arrays of 1000, for the batch lookups.
+CREATE TEMP TABLE bench_key_batches AS
+SELECT array_agg((hashint8(i)::bigint << 32) # hashint8(-i) ORDER BY i) AS keys
+FROM generate_series(1, :rows) AS i
+GROUP BY (i - 1) / 1000;
 
 -- Each case's queries, with ROWS standing for the number of rows.
 CREATE TEMP TABLE bench_case (position int, name text, query text, baseline_name text, baseline text);
@@ -59,7 +68,20 @@ FROM (VALUES
                               (hashint8(i)::bigint << 32) # hashint8(-i))) FROM generate_series(1, ROWS) AS i',
      'ring_nodes(ring, key), p = 10',
      'SELECT count(ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 10),
-                              (hashint8(i)::bigint << 32) # hashint8(-i))) FROM generate_series(1, ROWS) AS i')
+                              (hashint8(i)::bigint << 32) # hashint8(-i))) FROM generate_series(1, ROWS) AS i'),
+    -- Batches of 1000 keys: the lookups prefetch the partitions of the keys ahead.
+    (8, 'ring_nodes(ring, keys[]), p = 22',
+     'SELECT count(*) FROM bench_key_batches AS b,
+          ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 22), b.keys)',
+     'ring_nodes(ring, keys[]), p = 10',
+     'SELECT count(*) FROM bench_key_batches AS b,
+          ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 10), b.keys)'),
+    (9, 'ring_nodes(ring, keys[]), p = 22',
+     'SELECT count(*) FROM bench_key_batches AS b,
+          ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 22), b.keys)',
+     'ring_nodes(ring, key) of unnest(keys), p = 22',
+     'SELECT count(ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 22), k))
+      FROM bench_key_batches AS b, unnest(b.keys) AS k')
 ) AS cases(position, name, query, baseline_name, baseline);
 
 -- JumpBackAnchorHash against jumpbackhash: nothing, 1, 10 and 1000 buckets

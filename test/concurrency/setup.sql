@@ -168,7 +168,21 @@ SELECT i.id,
        ring_info(s.ring)::text AS info,
        md5(partition_ring_send(r.ring)) AS rebalanced,
        (SELECT count(*) || ' ' || md5(string_agg(m::text, ',' ORDER BY m.partition, m.replica))
-        FROM ring_moves(s.ring, r.ring) AS m) AS moves
+        FROM ring_moves(s.ring, r.ring) AS m) AS moves,
+       -- the stored ring: lookups of the other key types, handoffs, batches
+       ring_partition(s.ring, i.key_text) || ' ' || ring_partition(s.ring, i.key_bytea) || ' ' ||
+           ring_partition(s.ring, i.key_uuid) AS key_partitions,
+       ring_nodes(s.ring, i.key_text)::text || ring_nodes(s.ring, i.key_bytea)::text ||
+           ring_nodes(s.ring, i.key_uuid)::text AS key_nodes,
+       ring_handoff_nodes(s.ring, i.key, 1 + i.id % 5)::text || ring_handoff_nodes(s.ring, i.key_text)::text ||
+           ring_handoff_nodes(s.ring, i.key_bytea)::text || ring_handoff_nodes(s.ring, i.key_uuid)::text ||
+           ring_partition_handoff_nodes(s.ring, ring_partition(s.ring, i.key), 2)::text AS handoffs,
+       (SELECT md5(string_agg(b::text, ',' ORDER BY o))
+        FROM ring_nodes(s.ring, ARRAY[i.key, i.key + 1, -i.key, i.key # 4611686018427387904])
+             WITH ORDINALITY AS b(key, partition, nodes, o)) AS batch,
+       (SELECT md5(string_agg(b::text, ',')) FROM ring_nodes(s.ring, ARRAY[i.key_text, i.key_text || 'x']) AS b)
+       || (SELECT md5(string_agg(b::text, ',')) FROM ring_nodes(s.ring, ARRAY[i.key_bytea]) AS b)
+       || (SELECT md5(string_agg(b::text, ',')) FROM ring_nodes(s.ring, ARRAY[i.key_uuid]) AS b) AS key_batches
 FROM inputs AS i
 JOIN rings AS s ON s.name = i.ring_name
 CROSS JOIN LATERAL (SELECT x.removed, jumpbackanchorhash_state(i.buckets, x.removed) AS state
