@@ -5,7 +5,10 @@
 --	hash users otherwise write for text), the subset functions against
 --	array_fill (a built-in that returns the same 20-element int[]), and
 --	ring_nodes with a part power 22 ring (24 MiB) against a part power 10 ring
---	(6 kB), each read from a table by a scalar subquery as users do.
+--	(6 kB), each read from a table by a scalar subquery as users do; then the
+--	batch form ring_nodes(ring, keys[]) on arrays of 1000 keys, p = 22
+--	against p = 10 and against ring_nodes(ring, key) of p = 22 on the same
+--	keys, one row each.
 --	Parallel query and JIT are off so that both sides do the same,
 --	single-process work.
 --	Run with psql --csv -v runs=RUNS -v rows=ROWS; prints CSV: function,
@@ -20,6 +23,12 @@ SELECT p AS part_power,
                   part_power => p, replicas => 3) AS ring
 FROM generate_series(1, 1000) AS i, (VALUES (10), (22)) AS parts(p)
 GROUP BY p;
+
+-- The same keys as case 7 in arrays of 1000, for the batch lookups.
+CREATE TEMP TABLE bench_key_batches AS
+SELECT array_agg((hashint8(i)::bigint << 32) # hashint8(-i) ORDER BY i) AS keys
+FROM generate_series(1, :rows) AS i
+GROUP BY (i - 1) / 1000;
 
 -- Each case's queries, with ROWS standing for the number of rows.
 CREATE TEMP TABLE bench_case (position int, name text, query text, baseline_name text, baseline text);
@@ -59,8 +68,50 @@ FROM (VALUES
                               (hashint8(i)::bigint << 32) # hashint8(-i))) FROM generate_series(1, ROWS) AS i',
      'ring_nodes(ring, key), p = 10',
      'SELECT count(ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 10),
-                              (hashint8(i)::bigint << 32) # hashint8(-i))) FROM generate_series(1, ROWS) AS i')
+                              (hashint8(i)::bigint << 32) # hashint8(-i))) FROM generate_series(1, ROWS) AS i'),
+    -- Batches of 1000 keys: the lookups prefetch the partitions of the keys ahead.
+    (8, 'ring_nodes(ring, keys[]), p = 22',
+     'SELECT count(*) FROM bench_key_batches AS b,
+          ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 22), b.keys)',
+     'ring_nodes(ring, keys[]), p = 10',
+     'SELECT count(*) FROM bench_key_batches AS b,
+          ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 10), b.keys)'),
+    (9, 'ring_nodes(ring, keys[]), p = 22',
+     'SELECT count(*) FROM bench_key_batches AS b,
+          ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 22), b.keys)',
+     'ring_nodes(ring, key) of unnest(keys), p = 22',
+     'SELECT count(ring_nodes((SELECT ring FROM bench_rings WHERE part_power = 22), k))
+      FROM bench_key_batches AS b, unnest(b.keys) AS k')
 ) AS cases(position, name, query, baseline_name, baseline);
+
+-- JumpBackAnchorHash against jumpbackhash: nothing, 1, 10 and 1000 buckets
+-- removed (constant arguments, decoded once per query), and the state form.
+INSERT INTO bench_case
+SELECT 100 + position, name, replace(replace(query, 'ROWS', :'rows'), 'REMOVED', removed), baseline_name,
+       replace(baseline, 'ROWS', :'rows')
+FROM (VALUES
+    (1, 'jumpbackanchorhash(i, 1000)', 'SELECT count(jumpbackanchorhash(i, 1000)) FROM generate_series(1, ROWS) AS i',
+     '', 1000),
+    (2, 'jumpbackanchorhash(i, 1000, 1 removed)',
+     'SELECT count(jumpbackanchorhash(i, 1000, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 1000),
+    (3, 'jumpbackanchorhash(i, 1000, 10 removed)',
+     'SELECT count(jumpbackanchorhash(i, 1000, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 1000),
+    (4, 'jumpbackanchorhash(i, 100000, 1000 removed)',
+     'SELECT count(jumpbackanchorhash(i, 100000, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 100000),
+    (5, 'jumpbackanchorhash(i, state of 1000, 10 removed)',
+     'SELECT count(jumpbackanchorhash(i, jumpbackanchorhash_state(1000, ''REMOVED''))) FROM generate_series(1, ROWS) AS i',
+     '', 1000),
+    (6, 'jumpbackanchorhash(i, 10, 1 removed)',
+     'SELECT count(jumpbackanchorhash(i, 10, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 10),
+    (7, 'jumpbackanchorhash(i, 1000000, 10 removed)',
+     'SELECT count(jumpbackanchorhash(i, 1000000, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 1000000)
+) AS c(position, name, query, unused, buckets),
+LATERAL (SELECT coalesce(array_agg(DISTINCT (hashint4(k) & 2147483647) % c.buckets), '{}')::text AS removed
+         FROM generate_series(1, CASE WHEN c.name LIKE '%1000 removed%' THEN 1000
+                                      WHEN c.name LIKE '%10 removed%' THEN 10
+                                      WHEN c.name LIKE '%1 removed%' THEN 1 ELSE 0 END) AS k) AS r,
+LATERAL (SELECT format('jumpbackhash(i, %s)', c.buckets) AS baseline_name,
+                format('SELECT count(jumpbackhash(i, %s)) FROM generate_series(1, ROWS) AS i', c.buckets) AS baseline) AS b;
 
 CREATE TEMP TABLE bench_time (name text, baseline_name text, side text, run int, ms float8);
 

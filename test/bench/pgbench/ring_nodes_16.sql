@@ -1,2 +1,2 @@
 \set k hash(random(1, 1000000000))
-SELECT ring_nodes((SELECT ring FROM rings WHERE part_power = 16), :k);
+SELECT ring_nodes((SELECT ring FROM rings WHERE part_power = 16), :k::bigint);
