@@ -204,8 +204,8 @@ BEGIN
                 CALL reshard_add_partition(t::regclass, (t || '_' || n)::regclass, moved);
                 n := n + 1;
             END IF;
-            EXECUTE format('SELECT count(*) FROM %I x JOIN snap s ON s.k = x.k AND s.v = x.v
-                            WHERE s.part <> x.tableoid::regclass::text', t) INTO changed;
+            EXECUTE format('SELECT count(*) FROM (SELECT k, v, w, tableoid::regclass::text FROM %I
+                                                  EXCEPT ALL SELECT k, v, w, part FROM snap) AS c', t) INTO changed;
             EXECUTE format('SELECT count(*) FROM %I x WHERE tableoid <> format(''%s_%%s'', %s(k, %s))::regclass',
                            t, t, fn, n) INTO misplaced;
             EXECUTE format('SELECT (SELECT count(*) FROM (SELECT k, v, w FROM snap EXCEPT ALL SELECT k, v, w FROM %I) a)

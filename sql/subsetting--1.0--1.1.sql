@@ -140,7 +140,7 @@ BEGIN
     IF parent IS NULL THEN
         RAISE EXCEPTION 'parent must not be null' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF now() <> statement_timestamp() THEN
+    IF now() < statement_timestamp() THEN   -- the transaction began before this statement
         RAISE EXCEPTION 'cannot reshard % inside a transaction block', parent
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'Resharding commits several transactions of its own.',
