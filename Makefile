@@ -28,6 +28,8 @@ REGRESS = \
 	jump_in_tables \
 	keys \
 	reshard \
+	reshard_safety \
+	reshard_metadata \
 	ringsteady \
 	rocksteadier \
 	subset_baselines \

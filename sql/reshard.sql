@@ -5,6 +5,7 @@
 -- privileges and comment; every refusal.
 --
 SET client_min_messages = warning;
+\set SHOW_CONTEXT never
 CREATE EXTENSION IF NOT EXISTS subsetting;
 
 CREATE TABLE users (email text NOT NULL, name text NOT NULL DEFAULT 'anonymous', visits int CHECK (visits >= 0))
@@ -35,7 +36,7 @@ SELECT pg_get_partkeydef('users'::regclass) AS partition_key, (SELECT count(*) F
 \set VERBOSITY terse
 SET client_min_messages = notice;
 CALL reshard_add_partition('users', 'users_3') \gset
-RESET client_min_messages;
+SET client_min_messages = warning;
 \set VERBOSITY default
 SELECT :moved_rows = (SELECT sum(rows_to_move) FROM dry) AS dry_run_was_right;
 

@@ -7,6 +7,7 @@
 -- that names the problem.
 --
 SET client_min_messages = warning;
+\set SHOW_CONTEXT never
 CREATE EXTENSION IF NOT EXISTS subsetting;
 \i test/regress_helpers.sql
 
@@ -154,8 +155,8 @@ CREATE TABLE items_other_columns (id int NOT NULL, label text);
 CREATE TABLE items_nullable (id bigint, label text);
 CREATE TABLE items_2 (LIKE items);
 CREATE TABLE sub (id bigint NOT NULL, label text) PARTITION BY LIST (label);
-CREATE FUNCTION pg_temp.key_fn(bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT $1';
-CREATE TABLE odd_key (id bigint NOT NULL) PARTITION BY LIST (jumphash(pg_temp.key_fn(id), 1));
+CREATE FUNCTION public.key_fn(bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT $1';
+CREATE TABLE odd_key (id bigint NOT NULL) PARTITION BY LIST (jumphash(public.key_fn(id), 1));
 CREATE TABLE odd_key_0 PARTITION OF odd_key FOR VALUES IN (0);
 CREATE TABLE odd_key_1 (LIKE odd_key);
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
@@ -207,7 +208,7 @@ SELECT count(*) AS advisory_locks_left FROM pg_locks WHERE locktype = 'advisory'
 DROP TABLE accounts, clean, with_trigger, with_rule, with_check, with_index, with_partial_index, with_default, with_generated,
     with_policy, not_hers, whoami, plain, by_hash, by_other, lookalike, gap, two_values, with_default_part,
     with_serial, items, items_full, items_other_columns, items_nullable, sub, odd_key, odd_key_1;
-DROP FUNCTION public.jumpbackhash(bigint, int, int);
+DROP FUNCTION public.jumpbackhash(bigint, int, int), public.key_fn(bigint);
 DROP FUNCTION escalate_int(int), escalate_text(), escalate_trigger(), escalate(), record_role();
 REVOKE CREATE ON SCHEMA public FROM regress_alice;
 DROP ROLE regress_alice, regress_mallory;

@@ -309,6 +309,17 @@ BEGIN
                   HINT = 'The new parent is created by the table''s owner, in the same schema.';
     END IF;
 
+    -- Rows referenced by a foreign key cannot move out of their partition.
+    SELECT string_agg(format('%s of %s', quote_ident(c.conname), c.conrelid::regclass), ', ') INTO bad
+    FROM pg_constraint c
+    WHERE c.contype = 'f' AND c.conparentid = 0 AND c.confrelid = ANY (parts);
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, foreign keys refer to its partitions: %', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Rows that move would leave the partition the foreign key refers to.',
+                  HINT = 'Drop those foreign keys before resharding.';
+    END IF;
+
     -- The partitions, old and new: same owner as the parent, the parent's
     -- columns, and no code of their own (they are written to as their owner).
     rels := parts;
@@ -577,7 +588,7 @@ BEGIN
         GET DIAGNOSTICS c = ROW_COUNT;
         total := total + c;
         RAISE NOTICE 'copied % rows from % to %', c, s->>'rel', t->>'rel'
-            USING DETAIL = format('Elapsed: %s.', date_trunc('milliseconds', clock_timestamp() - started));
+            USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
     END LOOP;
     RETURN plan || jsonb_build_object('copied', total);
 END
@@ -606,7 +617,7 @@ BEGIN
         EXECUTE format('SELECT %I.reshard_reconcile($1, $2, false)', plan->>'ext') INTO c USING plan, t;
         moved := moved + c;
         RAISE NOTICE '% holds the % rows that move there, verified', t->>'rel', c
-            USING DETAIL = format('Elapsed: %s.', date_trunc('milliseconds', clock_timestamp() - started));
+            USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
     END LOOP;
     -- The partitions on this server: locked, so nothing is written to them
     -- meanwhile; every moving row has its copy.
@@ -621,7 +632,7 @@ BEGIN
                       DETAIL = 'Nothing was changed: every row is where it was.';
         END IF;
         RAISE NOTICE 'deleted the % moved rows from %', deleted, s->>'rel'
-            USING DETAIL = format('Elapsed: %s.', date_trunc('milliseconds', clock_timestamp() - started));
+            USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
     END LOOP;
 
     RETURN moved;
@@ -657,6 +668,7 @@ DECLARE
     saved_timeout text := current_setting('lock_timeout');
     ddl text[] := '{}';        -- run as the owner, after the new parent is named
     caller_ddl text[] := '{}'; -- run as the caller: foreign keys of other tables, publications
+    fk_ddl text[] := '{}';     -- run as the caller before the partitions are attached: foreign keys of the parent
     validate jsonb := '[]';
     stmt text;
     p pg_class;
@@ -713,10 +725,16 @@ BEGIN
     staging := left(format('reshard_%s_%s', parent::oid, plan->>'name'), 63);
     -- Constraints, with their names: checks, primary keys, unique and
     -- exclusion constraints (with their indexes), foreign keys.
-    FOR r IN SELECT c.oid, c.conname, pg_get_constraintdef(c.oid) AS def, obj_description(c.oid, 'pg_constraint') AS comment
+    -- Foreign keys as the caller (who may reference the other table), the
+    -- rest as the owner.
+    FOR r IN SELECT c.oid, c.conname, c.contype, pg_get_constraintdef(c.oid) AS def, obj_description(c.oid, 'pg_constraint') AS comment
              FROM pg_constraint c WHERE c.conrelid = parent AND c.contype IN ('c', 'p', 'u', 'x', 'f')
-             ORDER BY c.contype = 'f', c.oid LOOP
-        ddl := ddl || format('ALTER TABLE %s ADD CONSTRAINT %I %s', qualified, r.conname, r.def);
+             ORDER BY c.oid LOOP
+        IF r.contype = 'f' THEN
+            fk_ddl := fk_ddl || format('ALTER TABLE %s ADD CONSTRAINT %I %s', qualified, r.conname, r.def);
+        ELSE
+            ddl := ddl || format('ALTER TABLE %s ADD CONSTRAINT %I %s', qualified, r.conname, r.def);
+        END IF;
         IF r.comment IS NOT NULL THEN
             ddl := ddl || format('COMMENT ON CONSTRAINT %I ON %s IS %L', r.conname, qualified, r.comment);
         END IF;
@@ -758,7 +776,9 @@ BEGIN
         END IF;
     END LOOP;
     -- Columns: statistics targets, options; comments come with LIKE.
-    FOR r IN SELECT a.attname, a.attstattarget, a.attoptions FROM pg_attribute a
+    FOR r IN SELECT a.attname, a.attstattarget,
+                    nullif(array(SELECT o FROM unnest(a.attoptions) AS o WHERE o NOT LIKE 'pg\_attver=%'), '{}') AS attoptions
+             FROM pg_attribute a
              WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum LOOP
         IF r.attstattarget >= 0 THEN
             ddl := ddl || format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS %s', qualified, r.attname, r.attstattarget);
@@ -833,11 +853,16 @@ BEGIN
     FOREACH stmt IN ARRAY ddl LOOP
         EXECUTE stmt;
     END LOOP;
+    EXECUTE format('SELECT %I.reshard_enter($1, true)', plan->>'ext') USING plan;
+    FOREACH stmt IN ARRAY fk_ddl LOOP
+        EXECUTE stmt;
+    END LOOP;
+    EXECUTE format('SELECT %I.reshard_enter($1, false)', plan->>'ext') USING plan;
     FOR t IN SELECT * FROM jsonb_array_elements(plan->'partitions') LOOP
         started := clock_timestamp();
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s FOR VALUES IN (%s)', qualified, t->>'rel', t->>'bucket');
         RAISE NOTICE 'attached % as bucket %', t->>'rel', t->>'bucket'
-            USING DETAIL = format('Elapsed: %s.', date_trunc('milliseconds', clock_timestamp() - started));
+            USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
     END LOOP;
     EXECUTE format('SELECT %I.reshard_enter($1, true)', plan->>'ext') USING plan;
     FOREACH stmt IN ARRAY caller_ddl LOOP
@@ -883,7 +908,7 @@ BEGIN
         EXECUTE format('SELECT %I.reshard_delete_copied($1, $2)', plan->>'ext') INTO c USING plan, s;
         deleted := deleted + c;
         RAISE NOTICE 'deleted % moved rows from %', c, s->>'rel'
-            USING DETAIL = format('Elapsed: %s.', date_trunc('milliseconds', clock_timestamp() - started));
+            USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
         EXECUTE format('SELECT count(*) FROM %s x WHERE %s', s->>'rel', s->>'moving') INTO c;
         left_behind := left_behind + c;
     END LOOP;
