@@ -39,6 +39,14 @@ REGRESS = \
 	install_as_owner \
 	argument_sweep
 
+# Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
+# make installcheck after the regression tests.
+ISOLATION = \
+	reshard_direct_writers \
+	reshard_read_write \
+	reshard_two_at_once \
+	reshard_long_reader
+
 PG_CPPFLAGS = -I$(srcdir)/src
 
 PG_CONFIG ?= pg_config

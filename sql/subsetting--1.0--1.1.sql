@@ -704,7 +704,7 @@ BEGIN
                           DETAIL = format('Backends holding locks on the table or its partitions: %s.  %s',
                                           coalesce(blockers::text, 'none any more'),
                                           CASE WHEN plan->>'operation' = 'add'
-                                               THEN format('The rows copied to %s stay there, not attached; the table is as it was.', plan->'targets'->0->>'rel')
+                                               THEN 'The table is as it was; the rows copied to the new partition are deleted.'
                                                ELSE 'The table is as it was.' END),
                           HINT = 'Call it again when those transactions are done (see pg_stat_activity), or with a longer lock_timeout or more lock_attempts.';
             END IF;
@@ -967,8 +967,9 @@ BEGIN
     IF NOT pg_try_advisory_lock(k1, k2) THEN
         SELECT pid INTO holder FROM pg_locks WHERE locktype = 'advisory' AND granted
                AND classid::int = k1 AND objid::int = k2 AND objsubid = 2 LIMIT 1;
-        RAISE EXCEPTION 'table % is being resharded by backend %', parent, holder
+        RAISE EXCEPTION 'table % is being resharded by another session', parent
             USING ERRCODE = 'lock_not_available',
+                  DETAIL = format('Backend %s is resharding it.', holder),
                   HINT = 'Wait for that call to end (pg_stat_activity shows it), then check the table''s layout before calling again.';
     END IF;
 END
@@ -988,6 +989,11 @@ DECLARE
     ext text;
     locked text;
     again text;
+    failed boolean := false;
+    err_state text;
+    err_message text;
+    err_detail text;
+    err_hint text;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     SELECT quote_ident(extnamespace::regnamespace::text) INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
@@ -1021,9 +1027,32 @@ BEGIN
         BEGIN
             EXECUTE format('SELECT %s.reshard_swap($1, $2, $3)', ext) INTO plan USING plan, lock_timeout, lock_attempts;
         EXCEPTION WHEN OTHERS OR query_canceled THEN
-            EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
-            RAISE;
+            GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_message = MESSAGE_TEXT,
+                                    err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
+            failed := true;
         END;
+        IF failed THEN
+            -- Nothing changed but the copies in the new partition, which
+            -- is not attached: delete them, so that calling again starts
+            -- afresh.
+            COMMIT;
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+            BEGIN
+                IF operation = 'add' THEN
+                    EXECUTE format('SELECT %s.reshard_enter($1, false)', ext) USING plan;
+                    EXECUTE format('DELETE FROM %s', partition);
+                END IF;
+            EXCEPTION WHEN OTHERS THEN
+                err_detail := concat_ws(' ', err_detail,
+                    format('The rows copied to %s could not be deleted (%s); delete them before calling again.', partition, SQLERRM));
+            END;
+            COMMIT;
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+            EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
+            RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_message,
+                                  DETAIL = coalesce(nullif(err_detail, ''), 'The table is as it was.'),
+                                  HINT = coalesce(nullif(err_hint, ''), 'Calling again starts afresh.');
+        END IF;
         COMMIT;
     END IF;
     -- After the swap the table has its new layout; a failure from here on
