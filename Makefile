@@ -5,6 +5,7 @@ OBJS = \
 	src/module.o \
 	src/buckets.o \
 	src/key_hash.o \
+	src/partition_hash.o \
 	src/subsets.o \
 	src/ring.o \
 	src/core/baselines.o \
@@ -30,6 +31,7 @@ REGRESS = \
 	reshard \
 	reshard_safety \
 	reshard_metadata \
+	partition_hash \
 	ringsteady \
 	rocksteadier \
 	subset_baselines \
@@ -48,6 +50,8 @@ ISOLATION = \
 	reshard_long_reader
 
 PG_CPPFLAGS = -I$(srcdir)/src
+# Export only what the server looks up by name (src/compat.h says how).
+PG_CFLAGS = -fvisibility=hidden
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -56,9 +60,39 @@ include $(PGXS)
 # PGXS knows no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/*.h src/core/*.h)
 
+# The SQL skin (src/*.c, not src/core) starts with src/compat.h: the version
+# shims and the export markings apply to every file of it, new ones too.
+SKIN_OBJS = $(filter-out src/core/%,$(OBJS))
+$(SKIN_OBJS) $(SKIN_OBJS:.o=.bc): override CPPFLAGS += -include $(srcdir)/src/compat.h
+
+# `make check-core`: the C tests of the pure core, without PostgreSQL
+# (test/Makefile; `make check-core VARIANT=sanitize` under ASan and UBSan).
+check-core:
+	$(MAKE) -C test check
+
 # `make bench`: every benchmark, and the report docs/performance.md
 # (test/run-benchmarks; `test/run-benchmarks --quick` for a short run).
 bench:
 	test/run-benchmarks
 
-.PHONY: bench
+# `make dist`: the release archive $(EXTENSION)-$(DISTVERSION).zip of the
+# files committed at HEAD (git archive), under the directory
+# $(EXTENSION)-$(DISTVERSION)/, written into DIST_DIR (default: here).  Its
+# version is the control file's default_version as a semantic version (1.1
+# gives 1.1.0), as META.json says (test/run-build-tests checks both).
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/$(EXTENSION).control)
+DISTVERSION = $(if $(word 3,$(subst ., ,$(EXTVERSION))),$(EXTVERSION),$(EXTVERSION).0)
+DIST_DIR = .
+dist:
+	@git -C $(srcdir) diff --quiet HEAD -- || \
+		echo "warning: uncommitted changes are not in the archive (it is made from HEAD)" >&2
+	git -C $(srcdir) archive --format=zip --prefix=$(EXTENSION)-$(DISTVERSION)/ \
+		-o $(abspath $(DIST_DIR))/$(EXTENSION)-$(DISTVERSION).zip HEAD
+
+# `make clean` also removes the C tests' builds and the release archives.
+EXTRA_CLEAN = $(EXTENSION)-*.zip
+clean: clean-core
+clean-core:
+	$(MAKE) -C test clean
+
+.PHONY: check-core bench dist clean-core

@@ -30,7 +30,13 @@ UNION ALL
 SELECT 'int8'::regtype, v = '42', v FROM unnest(ARRAY['42', 'NULL', '0', '1', '-1', '4294967296',
     '9223372036854775807', '-9223372036854775808']) AS v
 UNION ALL
+SELECT 'int2'::regtype, v = '7', v FROM unnest(ARRAY['7', 'NULL', '0', '-1', '32767', '-32768']) AS v
+UNION ALL
 SELECT 'bool'::regtype, v = 'true', v FROM unnest(ARRAY['true', 'false', 'NULL']) AS v
+UNION ALL
+SELECT 'name'::regtype, v = '''public''', v FROM unnest(ARRAY['''public''', 'NULL', '''''']) AS v
+UNION ALL
+SELECT 'regclass'::regtype, v = '''pg_class''', v FROM unnest(ARRAY['''pg_class''', 'NULL', '0']) AS v
 UNION ALL
 SELECT 'float8'::regtype, v = '1', v FROM unnest(ARRAY['1', 'NULL', '0', '-1', '1e-300', '1e308',
     '''NaN''', '''Infinity''', '''-Infinity''']) AS v
@@ -73,6 +79,10 @@ FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'subsetting'
 WHERE p.prokind = 'f'
+  -- creates operator classes (DDL), tested in sql/partition_hash.sql
+  AND p.proname <> 'jumpbackhash_create_operator_classes'
+  -- the 1536 partition hash functions run the same six C functions: a sample
+  AND (p.proname !~ '^jumpbackhash[0-9]+_' OR p.proname ~ '^jumpbackhash(1|2|16|256)_')
   AND NOT EXISTS (SELECT FROM unnest(p.proargtypes::regtype[]) AS t
                   WHERE t IN ('internal'::regtype, 'cstring'::regtype));
 

@@ -95,6 +95,8 @@ FROM (SELECT f, w, count(*) AS down
       GROUP BY f, w) AS windows;
 
 -- Bad input: SQLSTATE and a message naming the value; absurd jobs are refused.
+-- subset_churn names the arguments of the resized job (new_frontends,
+-- new_backends, new_subset_size) as such.
 \i test/regress_helpers.sql
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT subset_balance(''rendezvous'', 10, 10, 3)',
@@ -105,6 +107,13 @@ SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT subset_balance(''rocksteadier'', 10, 10, 3, lot_size => 0)',
     'SELECT subset_diversity(''random'', 10, 10, -1)',
     'SELECT subset_churn(''random'', 10, 10, 3, 10, -10, 3)',
+    'SELECT subset_churn(''random'', 10, 10, 3, 0, 10, 3)',
+    'SELECT subset_churn(''random'', 10, 10, 3, 10, 10, 0)',
+    'SELECT subset_churn(''random'', 0, 10, 3, 10, 10, 3)',
+    'SELECT subset_churn(''random'', 10, -1, 3, 10, 10, 3)',
+    'SELECT subset_churn(''random'', 10, 10, -3, 10, 10, 3)',
+    'SELECT subset_churn(''random'', 10, 10, 3, 10, 16777217, 3)',
+    'SELECT subset_churn(''random'', 10, 16777217, 3, 10, 10, 3)',
     'SELECT subset_spread(''random'', 10, 10, 3, 0)',
     'SELECT subset_balance(''random'', 10, 16777217, 3)',
     'SELECT subset_balance(''ringsteady'', 16777217, 10, 3)',

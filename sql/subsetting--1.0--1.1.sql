@@ -12,6 +12,207 @@
 -- Hash operator classes: PARTITION BY HASH placed by JumpBackHash
 --
 
+-- For each number of buckets N, six hash operator classes
+-- jumpbackhash<N>_{int2,int4,int8,text,bytea,uuid}_ops: PARTITION BY HASH
+-- (key jumpbackhash<N>_<type>_ops) with N partitions of MODULUS N puts a row
+-- in the partition with REMAINDER jumpbackhash(key, N) (see
+-- src/partition_hash.c for how, and docs/sharding.md).  The six classes of
+-- one N are in one family, jumpbackhash<N>_ops, which also holds the
+-- cross-type = operators of int2, int4 and int8, so that an int4 value
+-- prunes a bigint key.  Support function 1 is always the type's built-in
+-- hash; support function 2 is jumpbackhash<N>_<type>_partition_hash, whose C
+-- code reads N from its name.  Each N costs 37 catalog objects; N = 1 to 256
+-- add about 4 MB to the catalog of a database and take about 0.5 s to create.
+
+CREATE FUNCTION jumpbackhash_operator_classes_ddl(buckets int, schema name, library text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    -- type in the names, SQL type, support function 1 (the built-in hash)
+    types constant text[][] := ARRAY[
+        ['int2', 'smallint', 'hashint2(smallint)'],
+        ['int4', 'integer', 'hashint4(integer)'],
+        ['int8', 'bigint', 'hashint8(bigint)'],
+        ['text', 'text', 'hashtext(text)'],
+        ['bytea', 'bytea', '(bytea, bytea) pg_catalog.hashvarlena(internal)'],
+        ['uuid', 'uuid', 'uuid_hash(uuid)']];
+    family constant text := format('%I.%I', schema, format('jumpbackhash%s_ops', buckets));
+    ddl text := '';
+    support text;
+    i int;
+BEGIN
+    IF buckets < 1 THEN
+        RAISE EXCEPTION 'number of buckets must be at least 1, got %', buckets
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    ddl := format('CREATE OPERATOR FAMILY %s USING hash;', family);
+    FOR i IN 1 .. 6 LOOP
+        support := format('%I.%I', schema, format('jumpbackhash%s_%s_partition_hash', buckets, types[i][1]));
+        ddl := ddl || format(
+            'CREATE FUNCTION %1$s(key %2$s, seed bigint) RETURNS bigint AS %3$L, %4$L'
+            ' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;'
+            ' COMMENT ON FUNCTION %1$s(%2$s, bigint) IS %5$L;'
+            ' CREATE OPERATOR CLASS %6$I.%7$I FOR TYPE %2$s USING hash %8$s AS'
+            ' OPERATOR 1 pg_catalog.= (%2$s, %2$s), FUNCTION 1 %9$s, FUNCTION 2 %1$s(%2$s, bigint);',
+            support, types[i][2], library, 'jumpbackhash_partition_hash_' || types[i][1],
+            format('partition hash of jumpbackhash%s_%s_ops', buckets, types[i][1]),
+            schema, format('jumpbackhash%s_%s_ops', buckets, types[i][1]),
+            'FAMILY ' || family,
+            CASE WHEN types[i][3] LIKE '(%' THEN types[i][3] ELSE 'pg_catalog.' || types[i][3] END);
+    END LOOP;
+    RETURN ddl || format(
+        'ALTER OPERATOR FAMILY %s USING hash ADD'
+        ' OPERATOR 1 pg_catalog.= (smallint, integer), OPERATOR 1 pg_catalog.= (smallint, bigint),'
+        ' OPERATOR 1 pg_catalog.= (integer, smallint), OPERATOR 1 pg_catalog.= (integer, bigint),'
+        ' OPERATOR 1 pg_catalog.= (bigint, smallint), OPERATOR 1 pg_catalog.= (bigint, integer);', family);
+END
+$function$;
+
+COMMENT ON FUNCTION jumpbackhash_operator_classes_ddl(int, name, text) IS
+'the SQL that creates, in schema, the hash operator classes jumpbackhash<buckets>_{int2,int4,int8,text,bytea,uuid}_ops and their support functions in the C library library';
+
+-- The classes for 1 to 256 buckets, members of the extension.
+DO $install$
+BEGIN
+    FOR n IN 1 .. 256 LOOP
+        EXECUTE jumpbackhash_operator_classes_ddl(n, current_schema(), 'MODULE_PATHNAME');
+    END LOOP;
+END
+$install$;
+
+CREATE FUNCTION jumpbackhash_create_operator_classes(buckets int)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    extension oid;
+    schema name;
+    library text;
+    ddl text;
+BEGIN
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        RAISE EXCEPTION 'permission denied to create the jumpbackhash operator classes for % buckets', buckets
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Their support functions are C functions, which only a superuser may create.',
+                  HINT = 'The classes for 1 to 256 buckets are installed with the extension, and everyone may use them.';
+    END IF;
+    IF buckets < 1 THEN
+        RAISE EXCEPTION 'number of buckets must be at least 1, got %', buckets
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT e.oid, n.nspname INTO extension, schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    WHERE e.extname = 'subsetting';
+    IF EXISTS (SELECT FROM pg_opclass
+               WHERE opcname = format('jumpbackhash%s_int8_ops', buckets)
+                 AND opcnamespace = (SELECT oid FROM pg_namespace WHERE nspname = schema)) THEN
+        RAISE EXCEPTION 'the jumpbackhash operator classes for % buckets exist already', buckets
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = CASE WHEN buckets <= 256
+                                THEN 'The extension installs the classes for 1 to 256 buckets.'
+                                ELSE format('Schema %I holds jumpbackhash%s_int8_ops.', schema, buckets) END;
+    END IF;
+    -- The C library, as the extension's own jumpbackhash(bigint, int) names it.
+    SELECT p.probin INTO library
+    FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+    WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
+      AND d.refobjid = extension AND d.deptype = 'e'
+      AND p.proname = 'jumpbackhash' AND p.proargtypes = '20 23'::oidvector;
+    EXECUTE format('SELECT %I.jumpbackhash_operator_classes_ddl($1, $2, $3)', schema)
+    INTO ddl USING buckets, schema, library;
+    EXECUTE ddl;
+    -- Not members of the extension, and independent of it: pg_dump dumps
+    -- them (a dump holds only CREATE EXTENSION for the members), ALTER
+    -- EXTENSION UPDATE leaves them, and DROP EXTENSION leaves them working
+    -- (a DEPENDS ON EXTENSION would make DROP EXTENSION drop the support
+    -- functions and leave the classes without them, under tables that use
+    -- them).
+    RETURN QUERY
+    SELECT format('%I.%I', schema, format('jumpbackhash%s_%s_ops', buckets, name))
+    FROM unnest(ARRAY['int2', 'int4', 'int8', 'text', 'bytea', 'uuid']) AS name;
+END
+$function$;
+
+COMMENT ON FUNCTION jumpbackhash_create_operator_classes(int) IS
+'superuser only: creates the hash operator classes jumpbackhash<buckets>_{int2,int4,int8,text,bytea,uuid}_ops for a number of buckets the extension does not install (it installs 1 to 256), in the extension''s schema; returns their names';
+
+CREATE FUNCTION jumpbackhash_partitioning_problems(parent regclass)
+RETURNS SETOF text
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    key_columns int;
+    class text;
+    key_collation oid;
+    buckets int;
+    part record;
+    remainders int[] := '{}';
+    moduli_ok boolean := true;
+BEGIN
+    SELECT p.partnatts,
+           (SELECT opcname FROM pg_opclass WHERE oid = p.partclass[0]),
+           p.partcollation[0]
+    INTO key_columns, class, key_collation
+    FROM pg_partitioned_table p
+    WHERE p.partrelid = parent AND p.partstrat = 'h';
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not partitioned by hash', parent
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF class !~ '^jumpbackhash[1-9][0-9]*_(int2|int4|int8|text|bytea|uuid)_ops$' THEN
+        IF EXISTS (SELECT FROM pg_partitioned_table p, unnest(p.partclass::oid[]) AS c(oid), pg_opclass o
+                   WHERE p.partrelid = parent AND o.oid = c.oid AND o.opcname ~ '^jumpbackhash[0-9]+_') THEN
+            RETURN NEXT format('the first key column of %s does not use a jumpbackhash operator class, a later one does: '
+                               'rows are not placed by jumpbackhash', parent);
+        ELSE
+            RETURN NEXT format('the partition key of %s uses no jumpbackhash operator class', parent);
+        END IF;
+        RETURN;
+    END IF;
+    buckets := substring(class FROM '^jumpbackhash([0-9]+)_')::int;
+    IF key_columns > 1 THEN
+        RETURN NEXT format('the partition key of %s has %s columns: with more than one, rows are not placed by '
+                           'jumpbackhash(key, %s) but by a hash of all columns', parent, key_columns, buckets);
+    END IF;
+    IF key_collation <> 0 AND NOT (SELECT collisdeterministic FROM pg_collation WHERE oid = key_collation) THEN
+        RETURN NEXT format('the partition key of %s has the nondeterministic collation %s: no row can be placed',
+                           parent, key_collation::regcollation);
+    END IF;
+    FOR part IN
+        SELECT c.oid::regclass AS partition,
+               substring(pg_get_expr(c.relpartbound, c.oid) FROM 'modulus (\d+)')::int AS modulus,
+               substring(pg_get_expr(c.relpartbound, c.oid) FROM 'remainder (\d+)')::int AS remainder
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = parent
+        ORDER BY remainder, modulus
+    LOOP
+        IF part.modulus <> buckets THEN
+            moduli_ok := false;
+            RETURN NEXT format('partition %s has MODULUS %s, not %s: it holds the rows with '
+                               'jumpbackhash(key, %s) %% %s = %s', part.partition, part.modulus, buckets,
+                               buckets, part.modulus, part.remainder);
+        END IF;
+        remainders := remainders || part.remainder;
+    END LOOP;
+    IF moduli_ok THEN
+        RETURN QUERY
+        SELECT format('no partition of %s for bucket %s: inserting a row of that bucket fails', parent, b)
+        FROM generate_series(0, buckets - 1) AS b
+        WHERE b <> ALL (remainders)
+        ORDER BY b
+        LIMIT 10;
+    END IF;
+END
+$function$;
+
+COMMENT ON FUNCTION jumpbackhash_partitioning_problems(regclass) IS
+'what keeps a table partitioned by hash with a jumpbackhash<N>_<type>_ops class from holding exactly the rows with jumpbackhash(key, N) = b in its partition of REMAINDER b: a partition of another MODULUS than N, more than one key column, a nondeterministic collation, missing buckets; no row if none';
+
+
 
 --
 -- Resharding

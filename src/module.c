@@ -12,15 +12,10 @@
 
 PG_MODULE_MAGIC;
 
-void		_PG_init(void);
-
+/* Declared PGDLLEXPORT by compat.h (fmgr.h from PostgreSQL 16 on). */
 void
 _PG_init(void)
 {
 	ring_define_settings();
-#if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("subsetting");
-#else
-	EmitWarningsOnPlaceholders("subsetting");
-#endif
 }

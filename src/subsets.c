@@ -324,10 +324,14 @@ static const subset_env metrics_env = {
 	metrics_allocate, metrics_release, metrics_check_interrupts, NULL
 };
 
-/* The job of a measuring function's arguments, checked. */
+/*
+ * The job of a measuring function's arguments, checked.  `which` is "" or, for
+ * the resized job of subset_churn, "new ": its arguments are new_frontends,
+ * new_backends and new_subset_size, and its errors say so.
+ */
 static subset_job
 job_of_arguments(text *algorithm_name, int32 frontends, int32 backends, int32 subset_size,
-				 int64 seed, int32 lot_size)
+				 int64 seed, int32 lot_size, const char *which)
 {
 	char	   *name = text_to_cstring(algorithm_name);
 	subset_job	job;
@@ -340,12 +344,15 @@ job_of_arguments(text *algorithm_name, int32 frontends, int32 backends, int32 su
 	if (frontends < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("number of frontends must be at least 1, got %d", frontends)));
-	check_backends(backends);
+				 errmsg("%snumber of frontends must be at least 1, got %d", which, frontends)));
+	if (backends < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%snumber of backends must be at least 1, got %d", which, backends)));
 	if (subset_size < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("subset size must be at least 1, got %d", subset_size)));
+				 errmsg("%ssubset size must be at least 1, got %d", which, subset_size)));
 	check_lot_size(lot_size);
 	job.algorithm.seed = (uint64) seed;
 	job.algorithm.lot_size = (uint32) lot_size;
@@ -356,8 +363,8 @@ job_of_arguments(text *algorithm_name, int32 frontends, int32 backends, int32 su
 		job.algorithm.id == SUBSET_CONSISTENT && Min(subset_size, backends) > CONSISTENT_MAX_MEMBERS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("job of %d frontends, %d backends and subsets of %d is too large to measure",
-						frontends, backends, subset_size),
+				 errmsg("%sjob of %d frontends, %d backends and subsets of %d is too large to measure",
+						which, frontends, backends, subset_size),
 				 errdetail("A consistent subset has at most %u members.", CONSISTENT_MAX_MEMBERS)));
 	if (subset_job_check(&job) == SUBSET_METRICS_TOO_LARGE)
 	{
@@ -370,8 +377,8 @@ job_of_arguments(text *algorithm_name, int32 frontends, int32 backends, int32 su
 			snprintf(steps, sizeof(steps), UINT64_FORMAT, work);
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("job of %d frontends, %d backends and subsets of %d is too large to measure",
-						frontends, backends, subset_size),
+				 errmsg("%sjob of %d frontends, %d backends and subsets of %d is too large to measure",
+						which, frontends, backends, subset_size),
 				 errdetail("A job measured has at most %u frontends and %u backends, and generating its subsets by %s subsetting may take at most " UINT64_FORMAT " steps; this one takes %s.",
 						   SUBSET_METRICS_MAX_FRONTENDS, SUBSET_METRICS_MAX_BACKENDS, name,
 						   SUBSET_METRICS_MAX_WORK, steps)));
@@ -405,7 +412,7 @@ Datum
 subset_balance(PG_FUNCTION_ARGS)
 {
 	subset_job	job = job_of_arguments(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2),
-									   PG_GETARG_INT32(3), PG_GETARG_INT64(4), PG_GETARG_INT32(5));
+									   PG_GETARG_INT32(3), PG_GETARG_INT64(4), PG_GETARG_INT32(5), "");
 	subset_balance_result r;
 	Datum		values[6];
 
@@ -424,7 +431,7 @@ Datum
 subset_diversity(PG_FUNCTION_ARGS)
 {
 	subset_job	job = job_of_arguments(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2),
-									   PG_GETARG_INT32(3), PG_GETARG_INT64(4), PG_GETARG_INT32(5));
+									   PG_GETARG_INT32(3), PG_GETARG_INT64(4), PG_GETARG_INT32(5), "");
 	subset_diversity_result r;
 	Datum		values[2];
 
@@ -442,9 +449,9 @@ subset_churn(PG_FUNCTION_ARGS)
 	int64		seed = PG_GETARG_INT64(7);
 	int32		lot_size = PG_GETARG_INT32(8);
 	subset_job	before = job_of_arguments(algorithm, PG_GETARG_INT32(1), PG_GETARG_INT32(2),
-										  PG_GETARG_INT32(3), seed, lot_size);
+										  PG_GETARG_INT32(3), seed, lot_size, "");
 	subset_job	after = job_of_arguments(algorithm, PG_GETARG_INT32(4), PG_GETARG_INT32(5),
-										 PG_GETARG_INT32(6), seed, lot_size);
+										 PG_GETARG_INT32(6), seed, lot_size, "new ");
 	subset_churn_result r;
 	Datum		values[6];
 
@@ -464,7 +471,7 @@ subset_spread(PG_FUNCTION_ARGS)
 {
 	int32		restart_width = PG_GETARG_INT32(4);
 	subset_job	job = job_of_arguments(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2),
-									   PG_GETARG_INT32(3), PG_GETARG_INT64(5), PG_GETARG_INT32(6));
+									   PG_GETARG_INT32(3), PG_GETARG_INT64(5), PG_GETARG_INT32(6), "");
 	subset_spread_result r;
 	Datum		values[3];
 

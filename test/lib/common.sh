@@ -13,7 +13,7 @@ export PG_CONFIG
 # Debian packages the project builds, tests and benchmarks with.
 PROJECT_PACKAGES=(
 	"postgresql-$PG_MAJOR" "postgresql-client-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
-	make gcc clang-14 llvm-14 libclang-rt-14-dev valgrind
+	make gcc clang-14 llvm-14 libclang-rt-14-dev valgrind binutils git procps
 	gnuplot-nox
 	libxxhash-dev xxhash python3-xxhash
 )
@@ -39,6 +39,51 @@ install_missing_packages() {
 	apt-get update -qq &&
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# on_exit COMMAND [ARGUMENT...]
+#	Registers a command to run when the script ends, however it ends: at its
+#	last line, at `exit`, at an error under `set -e`, at Ctrl-C (SIGINT), and
+#	killed by SIGTERM or SIGHUP.  The commands run once, the last registered
+#	first, with the arguments as they were when registered; a command that
+#	fails does not stop the others.  The scripts stop their servers and remove
+#	their temporary files this way, e.g.
+#		cluster=$(mktemp -d /tmp/subsetting-x.XXXXXX)
+#		on_exit cluster_stop "$cluster"
+#	Before them, the script's child processes still running get SIGTERM (a
+#	child script then cleans up after itself the same way).
+#	SIGINT is trapped, so that the script stops at the command it is running
+#	even when that command survives the Ctrl-C (psql cancels its query and
+#	returns).  SIGTERM and SIGHUP are not: bash then exits at once, even while
+#	a command is running, and runs the EXIT trap; a trap of their own would
+#	wait for the running command to end first.  test/run-build-tests checks
+#	all of this.
+SUBSETTING_EXIT_COMMANDS=()
+on_exit() {
+	SUBSETTING_EXIT_COMMANDS+=("$(printf '%q ' "$@")")
+}
+
+# The EXIT trap: the registered commands, once.  (Safe under set -e.)
+run_exit_commands() {
+	local i
+	trap '' INT TERM HUP	# a second Ctrl-C does not cut the cleaning short
+	pkill -TERM -P "$BASHPID" 2>/dev/null || true
+	for ((i = ${#SUBSETTING_EXIT_COMMANDS[@]} - 1; i >= 0; i--)); do
+		eval "${SUBSETTING_EXIT_COMMANDS[i]}" || true
+	done
+	SUBSETTING_EXIT_COMMANDS=()
+	trap - INT TERM HUP
+}
+
+# The INT trap: clean up, then die of SIGINT as the caller expects.
+exit_on_interrupt() {
+	trap - EXIT
+	run_exit_commands
+	trap - INT
+	kill -INT "$BASHPID"
+}
+
+trap run_exit_commands EXIT
+trap exit_on_interrupt INT
 
 # Runs a command as the postgres OS user when we are root, else as ourselves.
 as_postgres() {
