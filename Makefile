@@ -31,6 +31,7 @@ REGRESS = \
 	reshard \
 	reshard_safety \
 	reshard_metadata \
+	reshard_hash \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

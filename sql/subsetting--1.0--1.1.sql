@@ -229,7 +229,7 @@ COMMENT ON FUNCTION jumpbackhash_partitioning_problems(regclass) IS
 DROP PROCEDURE reshard_add_partition(regclass, regclass, bigint);
 
 CREATE FUNCTION sharding_layout(parent regclass)
-RETURNS TABLE (method text, hash_function text, key text, buckets int, removed int[],
+RETURNS TABLE (method text, hash_function text, key text, buckets int, removed int[], operator_class text,
                bucket int, partition regclass, partition_bound text)
 LANGUAGE plpgsql STABLE STRICT
 AS $function$
@@ -237,39 +237,66 @@ DECLARE
     key_def text;
     parts text[];
     strategy "char";
+    key_attnum int2;
+    class_oid oid;
+    ext_schema name;
 BEGIN
-    SELECT pt.partstrat, pg_get_expr(pt.partexprs, pt.partrelid)
-    INTO strategy, key_def
+    SELECT pt.partstrat, pg_get_expr(pt.partexprs, pt.partrelid), pt.partattrs[0], pt.partclass[0]
+    INTO strategy, key_def, key_attnum, class_oid
     FROM pg_catalog.pg_partitioned_table pt
-    WHERE pt.partrelid = parent AND pt.partnatts = 1 AND pt.partattrs[0] = 0;
-    IF strategy IS DISTINCT FROM 'l' THEN
-        RETURN;
-    END IF;
-    -- F(key, n), F one of the extension's functions: the printed name is
-    -- schema-qualified when the extension's schema is not on the search_path.
-    parts := pg_catalog.regexp_match(key_def,
-        '^((?:(?:"(?:[^"]|"")+"|[^".(), ]+)\.)?(jumpbackhash|jumphash))\((.*), (\d+)\)$');
-    IF parts IS NULL OR NOT EXISTS (
-            SELECT FROM pg_catalog.pg_depend d
-            JOIN pg_catalog.pg_proc p ON p.oid = d.refobjid AND p.proname = parts[2]
-            JOIN pg_catalog.pg_depend e ON e.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-                 AND e.objid = p.oid AND e.deptype = 'e'
-            JOIN pg_catalog.pg_extension x ON x.oid = e.refobjid AND x.extname = 'subsetting'
-            WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = parent
-              AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass) THEN
-        RETURN;
-    END IF;
-    method := parts[2];
-    hash_function := parts[1];
-    key := parts[3];
-    buckets := parts[4]::int;
+    WHERE pt.partrelid = parent AND pt.partnatts = 1;
+    SELECT x.extnamespace::regnamespace::name INTO ext_schema FROM pg_catalog.pg_extension x WHERE x.extname = 'subsetting';
     removed := '{}';
+    IF strategy = 'l' AND key_attnum = 0 THEN
+        -- LIST (F(key, n)), F one of the extension's functions: the printed
+        -- name is schema-qualified when the extension's schema is not on
+        -- the search_path.
+        parts := pg_catalog.regexp_match(key_def,
+            '^((?:(?:"(?:[^"]|"")+"|[^".(), ]+)\.)?(jumpbackhash|jumphash))\((.*), (\d+)\)$');
+        IF parts IS NULL OR NOT EXISTS (
+                SELECT FROM pg_catalog.pg_depend d
+                JOIN pg_catalog.pg_proc p ON p.oid = d.refobjid AND p.proname = parts[2]
+                JOIN pg_catalog.pg_depend e ON e.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                     AND e.objid = p.oid AND e.deptype = 'e'
+                JOIN pg_catalog.pg_extension x ON x.oid = e.refobjid AND x.extname = 'subsetting'
+                WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = parent
+                  AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass) THEN
+            RETURN;
+        END IF;
+        method := parts[2];
+        hash_function := parts[1];
+        key := parts[3];
+        buckets := parts[4]::int;
+    ELSIF strategy = 'h' THEN
+        -- HASH (key jumpbackhash<N>_<type>_ops), a class of the extension's
+        -- schema: REMAINDER b holds the rows with jumpbackhash(key, N) = b.
+        SELECT o.opcname,
+               substring(o.opcname FROM '^jumpbackhash([1-9][0-9]{0,8})_(?:int2|int4|int8|text|bytea|uuid)_ops$')::int
+        INTO operator_class, buckets
+        FROM pg_catalog.pg_opclass o WHERE o.oid = class_oid AND o.opcnamespace::regnamespace::name = ext_schema;
+        IF buckets IS NULL THEN
+            RETURN;
+        END IF;
+        method := 'hash_operator_class';
+        hash_function := pg_catalog.format('%I.jumpbackhash', ext_schema);
+        key := CASE WHEN key_attnum = 0 THEN '(' || key_def || ')'
+                    ELSE (SELECT pg_catalog.quote_ident(a.attname) FROM pg_catalog.pg_attribute a
+                          WHERE a.attrelid = parent AND a.attnum = key_attnum) END;
+    ELSE
+        RETURN;
+    END IF;
     FOR bucket, partition, partition_bound IN
-        SELECT CASE WHEN b.v ~ '^\d{1,9}$' AND b.v::int < buckets THEN b.v::int END, c.oid::regclass, b.bound
+        SELECT CASE WHEN b.v ~ '^\d{1,9}$' AND b.v::int < buckets AND (b.m IS NULL OR b.m = buckets::text)
+                    THEN b.v::int END,
+               c.oid::regclass, b.bound
         FROM pg_catalog.pg_inherits i
         JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
         CROSS JOIN LATERAL (SELECT pg_get_expr(c.relpartbound, c.oid) AS bound) AS b0
-        CROSS JOIN LATERAL (SELECT b0.bound, substring(b0.bound FROM '^FOR VALUES IN \((\d+)\)$') AS v) AS b
+        CROSS JOIN LATERAL (
+            SELECT b0.bound,
+                   CASE WHEN strategy = 'l' THEN substring(b0.bound FROM '^FOR VALUES IN \((\d+)\)$')
+                        ELSE substring(b0.bound FROM '^FOR VALUES WITH \(modulus \d+, remainder (\d+)\)$') END AS v,
+                   substring(b0.bound FROM '^FOR VALUES WITH \(modulus (\d+), remainder \d+\)$') AS m) AS b
         WHERE i.inhparent = parent
         ORDER BY 1, 2
     LOOP
@@ -285,7 +312,7 @@ END
 $function$;
 
 COMMENT ON FUNCTION sharding_layout(regclass) IS
-'how a table is partitioned by the extension: one row per partition with the method (jumpbackhash or jumphash), the hash function as printed in the key, the key expression, the bucket count, the removed buckets (none for these methods), the partition''s bucket (NULL if its bound is not one bucket in range) and its bound; no row if the table is not partitioned BY LIST (F(key, n)) with F one of the extension''s functions';
+'how a table is partitioned by the extension: one row per partition with the method (jumpbackhash or jumphash for BY LIST (F(key, n)), hash_operator_class for BY HASH (key jumpbackhash<n>_<type>_ops)), the hash function that places a key (as printed in the key), the key expression, the bucket count, the removed buckets (none for these methods), the operator class, the partition''s bucket (NULL if its bound is not one bucket in range) and its bound; no row if the table is not partitioned by the extension';
 
 CREATE FUNCTION reshard_bucket_sql(hash_function text, key text, buckets int, removed int[] DEFAULT '{}')
 RETURNS text
@@ -296,15 +323,15 @@ COMMENT ON FUNCTION reshard_bucket_sql(text, text, int, int[]) IS
 'the SQL expression of a key''s bucket, as sharding_layout describes the partitioning, for a given bucket count: the partition key of a resharded table (internal)';
 
 CREATE VIEW sharded_tables AS
-SELECT c.oid::regclass AS parent, l.method, l.key, l.buckets, l.removed,
+SELECT c.oid::regclass AS parent, l.method, l.key, l.buckets, l.removed, l.operator_class,
        array_agg(l.partition ORDER BY l.bucket) FILTER (WHERE l.partition IS NOT NULL) AS partitions
 FROM pg_catalog.pg_partitioned_table pt
 JOIN pg_catalog.pg_class c ON c.oid = pt.partrelid
 CROSS JOIN LATERAL sharding_layout(c.oid) AS l
-GROUP BY 1, 2, 3, 4, 5;
+GROUP BY 1, 2, 3, 4, 5, 6;
 
 COMMENT ON VIEW sharded_tables IS
-'the tables partitioned by the extension''s functions: key, method, bucket count, removed buckets, partitions in bucket order';
+'the tables partitioned by the extension''s functions or operator classes: key, method, bucket count, removed buckets, operator class, partitions in bucket order';
 
 -- Checks everything and returns the plan the phases follow (internal).
 CREATE FUNCTION reshard_prepare(parent regclass, operation text, partition regclass)
@@ -320,6 +347,10 @@ DECLARE
     method text;
     hf text;
     key_sql text;
+    opclass text;
+    new_opclass text;
+    partition_by text;
+    bound_sql text;
     parts regclass[];
     bad text;
     r record;
@@ -354,14 +385,16 @@ BEGIN
     END IF;
 
     -- The layout: one partition for each bucket.
-    EXECUTE format('SELECT l.method, l.hash_function, l.key, l.buckets FROM %I.sharding_layout($1) AS l LIMIT 1', ext)
+    EXECUTE format('SELECT l.method, l.hash_function, l.key, l.buckets, l.operator_class FROM %I.sharding_layout($1) AS l LIMIT 1', ext)
     INTO lay USING parent;
     IF lay.method IS NULL THEN
-        RAISE EXCEPTION 'table % is not partitioned by LIST (jumpbackhash(key, n)) or LIST (jumphash(key, n))', parent
+        RAISE EXCEPTION 'table % is not partitioned by the extension''s functions or operator classes', parent
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('Its partition key is %s.', coalesce(pg_get_partkeydef(parent), 'none'));
+                  DETAIL = format('Its partition key is %s, not LIST (jumpbackhash(key, n)), LIST (jumphash(key, n)) or HASH (key jumpbackhash<n>_<type>_ops).',
+                                  coalesce(pg_get_partkeydef(parent), 'none'));
     END IF;
     method := lay.method;
+    opclass := lay.operator_class;
     hf := lay.hash_function;
     key_sql := lay.key;
     n := lay.buckets;
@@ -371,7 +404,9 @@ BEGIN
             RAISE EXCEPTION 'partition % of % is not the only one for one bucket in [0, %)', r.partition, parent, n
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = format('Its bound is %s.', r.partition_bound),
-                      HINT = 'Each partition must be FOR VALUES IN (b), one for each bucket b.';
+                      HINT = CASE WHEN method = 'hash_operator_class'
+                                  THEN format('Each partition must be FOR VALUES WITH (MODULUS %s, REMAINDER b), one for each bucket b.', n)
+                                  ELSE 'Each partition must be FOR VALUES IN (b), one for each bucket b.' END;
         END IF;
         parts[r.bucket + 1] := r.partition;
     END LOOP;
@@ -595,6 +630,22 @@ BEGIN
         END IF;
     END IF;
 
+    -- The new parent's partition key and its partitions' bounds.
+    IF method = 'hash_operator_class' THEN
+        new_opclass := regexp_replace(opclass, '^jumpbackhash[0-9]+_', 'jumpbackhash' || new_n || '_');
+        IF NOT EXISTS (SELECT FROM pg_opclass WHERE opcname = new_opclass AND opcnamespace = (SELECT oid FROM pg_namespace WHERE nspname = ext)) THEN
+            RAISE EXCEPTION 'operator class %.% does not exist', quote_ident(ext), new_opclass
+                USING ERRCODE = 'undefined_object',
+                      DETAIL = format('Resharding %s to %s buckets partitions it by HASH (%s %s).', parent, new_n, key_sql, new_opclass),
+                      HINT = format('A superuser can create it: SELECT %I.jumpbackhash_create_operator_classes(%s).', ext, new_n);
+        END IF;
+        SELECT format('HASH (%s%s %I.%I)', key_sql,
+                      CASE WHEN pt.partcollation[0] <> 0 THEN ' COLLATE ' || pt.partcollation[0]::regcollation::text ELSE '' END,
+                      ext, new_opclass)
+        INTO partition_by FROM pg_partitioned_table pt WHERE pt.partrelid = parent;
+        bound_sql := format('FOR VALUES WITH (MODULUS %s, REMAINDER %%s)', new_n);
+    END IF;
+
     -- The plan.
     SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum),
            'ROW(' || string_agg('x.' || quote_ident(attname), ', ' ORDER BY attnum) || ')::text'
@@ -603,6 +654,10 @@ BEGIN
     WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped AND attgenerated = '';
     EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3)', ext) INTO old_expr USING hf, key_sql, n;
     EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3)', ext) INTO new_expr USING hf, key_sql, new_n;
+    IF partition_by IS NULL THEN
+        partition_by := format('LIST (%s)', new_expr);
+        bound_sql := 'FOR VALUES IN (%s)';
+    END IF;
     -- Sources: the partitions of the old layout, with the condition of their
     -- rows that move.  Targets: the partitions of the new layout that
     -- receive rows, with the condition of the copies they hold (rows that are
@@ -628,6 +683,7 @@ BEGIN
         'owner', p.relowner::regrole::text, 'caller', quote_ident(current_user),
         'method', method, 'hash_function', hf, 'key', key_sql, 'old_n', n, 'new_n', new_n,
         'old_expr', old_expr, 'new_expr', new_expr, 'cols', cols, 'row', row_sql,
+        'partition_by', partition_by, 'bound', bound_sql,
         'sources', sources, 'targets', targets, 'partitions', new_parts,
         'removed', removed_part::text, 'validate', '[]'::jsonb);
 END
@@ -915,13 +971,6 @@ BEGIN
     END LOOP;
     PERFORM set_config('lock_timeout', (extract(epoch FROM lock_wait) * 1000)::bigint::text, true);
 
-    -- Adding: the copies are verified, and the moved rows deleted from the
-    -- partitions on this server, before the swap (which checks each
-    -- partition against its new bound).
-    IF plan->>'operation' = 'add' THEN
-        EXECUTE format('SELECT %I.reshard_move($1)', plan->>'ext') INTO moved USING plan;
-    END IF;
-
     -- What the new parent must have, read before the old one goes.
     staging := left(format('reshard_%s_%s', parent::oid, plan->>'name'), 63);
     -- Constraints, with their names: checks, primary keys, unique and
@@ -1038,11 +1087,19 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- Adding: the copies are verified, and the moved rows deleted from the
+    -- partitions on this server, before the swap (which checks each
+    -- partition against its new bound), after the foreign keys to the
+    -- parent are dropped (a moved row is not in the parent meanwhile).
+    IF plan->>'operation' = 'add' THEN
+        EXECUTE format('SELECT %I.reshard_move($1)', plan->>'ext') INTO moved USING plan;
+    END IF;
+
     -- The swap: a new parent, the same partitions under it.
     EXECUTE format('CREATE TABLE %I.%I (LIKE %s INCLUDING COMMENTS INCLUDING COMPRESSION INCLUDING DEFAULTS
                                         INCLUDING GENERATED INCLUDING STORAGE)
-                    PARTITION BY LIST (%s)%s',
-                   plan->>'schema', staging, parent, plan->>'new_expr',
+                    PARTITION BY %s%s',
+                   plan->>'schema', staging, parent, plan->>'partition_by',
                    CASE WHEN p.reltablespace <> 0
                         THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = p.reltablespace))
                         ELSE '' END);
@@ -1061,7 +1118,7 @@ BEGIN
     EXECUTE format('SELECT %I.reshard_enter($1, false)', plan->>'ext') USING plan;
     FOR t IN SELECT * FROM jsonb_array_elements(plan->'partitions') LOOP
         started := clock_timestamp();
-        EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s FOR VALUES IN (%s)', qualified, t->>'rel', t->>'bucket');
+        EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', qualified, t->>'rel', format(plan->>'bound', t->>'bucket'));
         RAISE NOTICE 'attached % as bucket %', t->>'rel', t->>'bucket'
             USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
     END LOOP;
@@ -1318,7 +1375,7 @@ END
 $procedure$;
 
 COMMENT ON PROCEDURE reshard_add_partition(regclass, regclass, bigint, interval, int) IS
-'grows a table partitioned BY LIST (jumpbackhash(key, n)) or (jumphash(key, n)) to n + 1 buckets with new_partition as bucket n, moving only the rows whose bucket changes, verified; waits at most lock_timeout at a time, lock_attempts times, for the swap; returns how many rows moved (see docs/resharding.md)';
+'grows a table partitioned BY LIST (jumpbackhash(key, n)), BY LIST (jumphash(key, n)) or BY HASH (key jumpbackhash<n>_<type>_ops) to n + 1 buckets with new_partition as bucket n, moving only the rows whose bucket changes, verified; waits at most lock_timeout at a time, lock_attempts times, for the swap; returns how many rows moved (see docs/resharding.md)';
 
 CREATE PROCEDURE reshard_remove_partition(parent regclass, partition regclass DEFAULT NULL,
                                           INOUT moved_rows bigint DEFAULT NULL,
@@ -1337,7 +1394,7 @@ END
 $procedure$;
 
 COMMENT ON PROCEDURE reshard_remove_partition(regclass, regclass, bigint, interval, int) IS
-'shrinks a table partitioned BY LIST (jumpbackhash(key, n)) or (jumphash(key, n)) to n - 1 buckets, moving only the rows of the last bucket, verified, to the others; the last partition is detached, not dropped; given a partition removed by a call that failed after the swap, finishes moving its rows; returns how many rows moved (see docs/resharding.md)';
+'shrinks a table partitioned BY LIST (jumpbackhash(key, n)), BY LIST (jumphash(key, n)) or BY HASH (key jumpbackhash<n>_<type>_ops) to n - 1 buckets, moving only the rows of the last bucket, verified, to the others; the last partition is detached, not dropped; given a partition removed by a call that failed after the swap, finishes moving its rows; returns how many rows moved (see docs/resharding.md)';
 
 CREATE FUNCTION reshard_dry_run(parent regclass, buckets int DEFAULT NULL)
 RETURNS TABLE (partition regclass, bucket int, rows bigint, rows_to_move bigint)
@@ -1366,7 +1423,7 @@ BEGIN
         RETURN NEXT;
     END LOOP;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'table % is not partitioned by LIST (jumpbackhash(key, n)) or LIST (jumphash(key, n))', parent
+        RAISE EXCEPTION 'table % is not partitioned by the extension''s functions or operator classes', parent
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 END
@@ -1396,7 +1453,7 @@ BEGIN
         RETURN NEXT;
     END LOOP;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'table % is not partitioned by LIST (jumpbackhash(key, n)) or LIST (jumphash(key, n))', parent
+        RAISE EXCEPTION 'table % is not partitioned by the extension''s functions or operator classes', parent
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 END
