@@ -334,8 +334,7 @@ COMMENT ON VIEW sharded_tables IS
 'the tables partitioned by the extension''s functions or operator classes: key, method, bucket count, removed buckets, operator class, partitions in bucket order';
 
 -- Checks everything and returns the plan the phases follow (internal).
-CREATE FUNCTION reshard_prepare(parent regclass, operation text, partition regclass)
-RETURNS jsonb
+CREATE PROCEDURE reshard_prepare(parent regclass, operation text, partition regclass, INOUT plan jsonb DEFAULT NULL)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -663,6 +662,9 @@ BEGIN
     -- receive rows, with the condition of the copies they hold (rows that are
     -- not of their old bucket).
     FOR i IN 1 .. n LOOP
+        -- Removing a bucket moves only its rows (a jump hash moves a key only
+        -- from the bucket that goes).
+        CONTINUE WHEN operation = 'remove' AND parts[i] <> removed_part;
         sources := sources || jsonb_build_object(
             'rel', parts[i]::text, 'local', (SELECT relkind <> 'f' FROM pg_class WHERE oid = parts[i]),
             'bucket', i - 1,
@@ -677,7 +679,7 @@ BEGIN
                 'copies', CASE WHEN operation = 'add' THEN 'true' ELSE format('%s <> %s', old_expr, i - 1) END);
         END IF;
     END LOOP;
-    RETURN jsonb_build_object(
+    plan := jsonb_build_object(
         'ext', ext, 'operation', operation, 'resuming', resuming,
         'parent', parent::text, 'schema', p.relnamespace::regnamespace::text, 'name', p.relname,
         'owner', p.relowner::regrole::text, 'caller', quote_ident(current_user),
@@ -689,12 +691,11 @@ BEGIN
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_prepare(regclass, text, regclass) IS
+COMMENT ON PROCEDURE reshard_prepare(regclass, text, regclass, jsonb) IS
 'checks that a table can be resharded (operation add or remove) and returns the plan the phases follow (internal)';
 
 -- Sets the search_path and the role of a phase's transaction (internal).
-CREATE FUNCTION reshard_enter(plan jsonb, as_caller boolean DEFAULT false)
-RETURNS void
+CREATE PROCEDURE reshard_enter(plan jsonb, as_caller boolean DEFAULT false)
 LANGUAGE plpgsql
 AS $function$
 BEGIN
@@ -707,14 +708,13 @@ BEGIN
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_enter(jsonb, boolean) IS
+COMMENT ON PROCEDURE reshard_enter(jsonb, boolean) IS
 'a resharding phase''s transaction runs with search_path pg_catalog, pg_temp and as the table''s owner (internal)';
 
 -- Makes the copies in a target equal, as a multiset of rows, to the rows
 -- of the sources that belong there; with insert_only, only adds the
 -- missing ones.  Returns how many copies the target holds (internal).
-CREATE FUNCTION reshard_reconcile(plan jsonb, target jsonb, insert_only boolean)
-RETURNS bigint
+CREATE PROCEDURE reshard_reconcile(plan jsonb, target jsonb, insert_only boolean, INOUT copies bigint DEFAULT NULL)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -722,9 +722,7 @@ DECLARE
     src_sql text := '';
     copies_sql text;
     c bigint;
-    expected_sum numeric;
     expected_n bigint;
-    copies_sum numeric;
     copies_n bigint;
 BEGIN
     FOR s IN SELECT * FROM jsonb_array_elements(plan->'sources') LOOP
@@ -741,6 +739,16 @@ BEGIN
                    src_sql);
     EXECUTE format('CREATE TEMP TABLE reshard_copies ON COMMIT DROP AS SELECT t, count(*) AS cnt FROM (%s) s GROUP BY t',
                    copies_sql);
+    -- Verified by comparing the two multisets of rows exactly; when they are
+    -- equal already (nothing was written since the copy), nothing to do.
+    SELECT count(*) INTO c
+    FROM pg_temp.reshard_expected e FULL JOIN pg_temp.reshard_copies k ON k.t = e.t
+    WHERE e.cnt IS DISTINCT FROM k.cnt;
+    IF c = 0 THEN
+        SELECT coalesce(sum(cnt), 0) INTO copies_n FROM pg_temp.reshard_copies;
+        copies := copies_n;
+        RETURN;
+    END IF;
     IF NOT insert_only THEN
         -- Copies with no row behind them any more (updated or deleted since
         -- they were copied).
@@ -764,27 +772,31 @@ BEGIN
                        target->>'rel', plan->>'cols', plan->>'cols', plan->>'row', plan->>'row',
                        s->>'rel', s->>'moving', plan->>'new_expr', target->>'bucket');
     END LOOP;
-    -- Verified: the copies and the rows they copy, counted and summed.
-    SELECT count(*), coalesce(sum(cnt), 0), coalesce(sum(cnt::numeric * hashtextextended(t, 0)), 0)
-    INTO c, expected_n, expected_sum FROM pg_temp.reshard_expected;
-    EXECUTE format('SELECT count(*), coalesce(sum(hashtextextended(t, 0)), 0) FROM (%s) s', copies_sql)
-    INTO copies_n, copies_sum;
-    IF NOT insert_only AND (copies_n <> expected_n OR copies_sum <> expected_sum) THEN
-        RAISE EXCEPTION 'could not verify the copies in %: % rows there, % rows to copy', target->>'rel', copies_n, expected_n
+    -- Verified: the copies as they are now, against the rows they copy.
+    DROP TABLE pg_temp.reshard_copies;
+    EXECUTE format('CREATE TEMP TABLE reshard_copies ON COMMIT DROP AS SELECT t, count(*) AS cnt FROM (%s) s GROUP BY t',
+                   copies_sql);
+    SELECT coalesce(sum(cnt), 0) INTO expected_n FROM pg_temp.reshard_expected;
+    SELECT coalesce(sum(cnt), 0) INTO copies_n FROM pg_temp.reshard_copies;
+    SELECT count(*) INTO c
+    FROM pg_temp.reshard_expected e FULL JOIN pg_temp.reshard_copies k ON k.t = e.t
+    WHERE CASE WHEN insert_only THEN coalesce(k.cnt, 0) < e.cnt ELSE e.cnt IS DISTINCT FROM k.cnt END;
+    IF c <> 0 THEN
+        RAISE EXCEPTION 'could not verify the copies in %: % rows there, % rows to copy, % differ', target->>'rel',
+                        copies_n, expected_n, c
             USING ERRCODE = 'data_corrupted',
-                  DETAIL = 'The counts or the checksums of the rows differ.  Nothing was changed: every row is where it was.';
+                  DETAIL = 'Nothing was changed: every row is where it was.';
     END IF;
-    RETURN copies_n;
+    copies := copies_n;
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_reconcile(jsonb, jsonb, boolean) IS
+COMMENT ON PROCEDURE reshard_reconcile(jsonb, jsonb, boolean, bigint) IS
 'makes the copies of moving rows in a target partition match the rows they copy, and verifies them (internal)';
 
 -- Deletes from a source the moving rows that have a copy in a target,
 -- as a multiset; returns how many it deleted (internal).
-CREATE FUNCTION reshard_delete_copied(plan jsonb, source jsonb)
-RETURNS bigint
+CREATE PROCEDURE reshard_delete_copied(plan jsonb, source jsonb, INOUT deleted bigint DEFAULT NULL)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -798,13 +810,15 @@ BEGIN
             || format('SELECT %s AS t FROM %s x WHERE %s', plan->>'row', t->>'rel', t->>'copies');
     END LOOP;
     IF copies_sql = '' THEN
-        RETURN 0;   -- its rows move nowhere
+        deleted := 0;   -- its rows move nowhere
+        RETURN;
     END IF;
-    IF to_regclass('pg_temp.reshard_copied') IS NOT NULL THEN
-        DROP TABLE pg_temp.reshard_copied;
+    -- The copies, read once a transaction (the targets are not written to
+    -- between the deletes).
+    IF to_regclass('pg_temp.reshard_copied') IS NULL THEN
+        EXECUTE format('CREATE TEMP TABLE reshard_copied ON COMMIT DROP AS SELECT t, count(*) AS cnt FROM (%s) s GROUP BY t',
+                       copies_sql);
     END IF;
-    EXECUTE format('CREATE TEMP TABLE reshard_copied ON COMMIT DROP AS SELECT t, count(*) AS cnt FROM (%s) s GROUP BY t',
-                   copies_sql);
     EXECUTE format('DELETE FROM %s WHERE ctid = ANY (ARRAY(
                         SELECT y.ctid FROM (SELECT x.ctid, %s AS t, row_number() OVER (PARTITION BY %s) AS rn
                                             FROM %s x WHERE %s) y
@@ -812,18 +826,17 @@ BEGIN
                         WHERE y.rn <= k.cnt))',
                    source->>'rel', plan->>'row', plan->>'row', source->>'rel', source->>'moving');
     GET DIAGNOSTICS c = ROW_COUNT;
-    RETURN c;
+    deleted := c;
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_delete_copied(jsonb, jsonb) IS
+COMMENT ON PROCEDURE reshard_delete_copied(jsonb, jsonb, bigint) IS
 'deletes from a source partition the moving rows that have a verified copy in their new partition (internal)';
 
 -- Phase 1, its own transaction: copies the moving rows into the new
 -- partition, which is not attached yet (add only); reads and writes of the
 -- table go on.  Returns the plan with the count.
-CREATE FUNCTION reshard_copy(plan jsonb)
-RETURNS jsonb
+CREATE PROCEDURE reshard_copy(INOUT plan jsonb)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -833,9 +846,9 @@ DECLARE
     total bigint := 0;
     started timestamptz;
 BEGIN
-    EXECUTE format('SELECT %I.reshard_enter($1, false)', plan->>'ext') USING plan;
+    EXECUTE format('CALL %I.reshard_enter($1, false)', plan->>'ext') USING plan;
     IF plan->>'operation' <> 'add' THEN
-        RETURN plan;    -- a removal copies during the swap: the targets are attached
+        RETURN;    -- a removal copies during the swap: the targets are attached
     END IF;
     t := plan->'targets'->0;
     FOR s IN SELECT * FROM jsonb_array_elements(plan->'sources') LOOP
@@ -847,18 +860,17 @@ BEGIN
         RAISE NOTICE 'copied % rows from % to %', c, s->>'rel', t->>'rel'
             USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
     END LOOP;
-    RETURN plan || jsonb_build_object('copied', total);
+    plan := plan || jsonb_build_object('copied', total);
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_copy(jsonb) IS
+COMMENT ON PROCEDURE reshard_copy(jsonb) IS
 'resharding phase 1: copies the moving rows to the new partition, not attached yet (internal)';
 
 -- Brings the copies in the targets up to date and verifies them, then
 -- deletes the copied rows from the sources on this server (locked, so
 -- nothing is written to them meanwhile); returns the rows moved (internal).
-CREATE FUNCTION reshard_move(plan jsonb)
-RETURNS bigint
+CREATE PROCEDURE reshard_move(plan jsonb, INOUT moved_rows bigint DEFAULT NULL)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -871,7 +883,7 @@ DECLARE
 BEGIN
     FOR t IN SELECT * FROM jsonb_array_elements(plan->'targets') LOOP
         started := clock_timestamp();
-        EXECUTE format('SELECT %I.reshard_reconcile($1, $2, false)', plan->>'ext') INTO c USING plan, t;
+        EXECUTE format('CALL %I.reshard_reconcile($1, $2, false, NULL)', plan->>'ext') INTO c USING plan, t;
         moved := moved + c;
         RAISE NOTICE '% holds the % rows that move there, verified', t->>'rel', c
             USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
@@ -881,22 +893,19 @@ BEGIN
     FOR s IN SELECT * FROM jsonb_array_elements(plan->'sources') LOOP
         CONTINUE WHEN NOT (s->>'local')::boolean;
         started := clock_timestamp();
-        EXECUTE format('SELECT %I.reshard_delete_copied($1, $2)', plan->>'ext') INTO deleted USING plan, s;
-        EXECUTE format('SELECT count(*) FROM %s x WHERE %s', s->>'rel', s->>'moving') INTO c;
-        IF c <> 0 THEN
-            RAISE EXCEPTION 'could not verify the move from %: % rows have no copy', s->>'rel', c
-                USING ERRCODE = 'data_corrupted',
-                      DETAIL = 'Nothing was changed: every row is where it was.';
-        END IF;
+        -- Locked since the copies were verified against its rows: its
+        -- moving rows are exactly the ones copied.
+        EXECUTE format('DELETE FROM %s x WHERE %s', s->>'rel', s->>'moving');
+        GET DIAGNOSTICS deleted = ROW_COUNT;
         RAISE NOTICE 'deleted the % moved rows from %', deleted, s->>'rel'
             USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
     END LOOP;
 
-    RETURN moved;
+    moved_rows := moved;
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_move(jsonb) IS
+COMMENT ON PROCEDURE reshard_move(jsonb, bigint) IS
 'resharding, in the swap: makes the copies of the moving rows exact and verified, and deletes the moved rows from the partitions on this server (internal)';
 
 -- Phase 2, its own transaction: locks the table (ACCESS EXCLUSIVE, waiting
@@ -904,8 +913,7 @@ COMMENT ON FUNCTION reshard_move(jsonb) IS
 -- date and verifies them, deletes the copied rows from the partitions on
 -- this server, and puts a new parent over the new layout.  Returns the plan
 -- with the number of rows moved.
-CREATE FUNCTION reshard_swap(plan jsonb, lock_wait interval, attempts int)
-RETURNS jsonb
+CREATE PROCEDURE reshard_swap(INOUT plan jsonb, lock_wait interval, attempts int)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -930,7 +938,7 @@ DECLARE
     stmt text;
     p pg_class;
 BEGIN
-    EXECUTE format('SELECT %I.reshard_enter($1, false)', plan->>'ext') USING plan;
+    EXECUTE format('CALL %I.reshard_enter($1, false)', plan->>'ext') USING plan;
     SELECT * INTO p FROM pg_class WHERE oid = parent;
     lock_rels := ARRAY(SELECT (e->>'rel')::regclass FROM jsonb_array_elements(plan->'sources' || plan->'targets') e
                        WHERE (e->>'local')::boolean);
@@ -1074,9 +1082,9 @@ BEGIN
                     obj_description(c.oid, 'pg_constraint') AS comment
              FROM pg_constraint c
              WHERE c.confrelid = parent AND c.contype = 'f' AND c.conparentid = 0 AND c.conrelid <> parent LOOP
-        EXECUTE format('SELECT %I.reshard_enter($1, true)', plan->>'ext') USING plan;
+        EXECUTE format('CALL %I.reshard_enter($1, true)', plan->>'ext') USING plan;
         EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', r.rel, r.conname);
-        EXECUTE format('SELECT %I.reshard_enter($1, false)', plan->>'ext') USING plan;
+        EXECUTE format('CALL %I.reshard_enter($1, false)', plan->>'ext') USING plan;
         caller_ddl := caller_ddl || format('ALTER TABLE %s ADD CONSTRAINT %I %s%s', r.rel, r.conname, r.def,
                                            CASE WHEN r.def LIKE '% NOT VALID' THEN '' ELSE ' NOT VALID' END);
         IF r.comment IS NOT NULL THEN
@@ -1092,7 +1100,7 @@ BEGIN
     -- partition against its new bound), after the foreign keys to the
     -- parent are dropped (a moved row is not in the parent meanwhile).
     IF plan->>'operation' = 'add' THEN
-        EXECUTE format('SELECT %I.reshard_move($1)', plan->>'ext') INTO moved USING plan;
+        EXECUTE format('CALL %I.reshard_move($1, NULL)', plan->>'ext') INTO moved USING plan;
     END IF;
 
     -- The swap: a new parent, the same partitions under it.
@@ -1111,33 +1119,33 @@ BEGIN
     FOREACH stmt IN ARRAY ddl LOOP
         EXECUTE stmt;
     END LOOP;
-    EXECUTE format('SELECT %I.reshard_enter($1, true)', plan->>'ext') USING plan;
+    EXECUTE format('CALL %I.reshard_enter($1, true)', plan->>'ext') USING plan;
     FOREACH stmt IN ARRAY fk_ddl LOOP
         EXECUTE stmt;
     END LOOP;
-    EXECUTE format('SELECT %I.reshard_enter($1, false)', plan->>'ext') USING plan;
+    EXECUTE format('CALL %I.reshard_enter($1, false)', plan->>'ext') USING plan;
     FOR t IN SELECT * FROM jsonb_array_elements(plan->'partitions') LOOP
         started := clock_timestamp();
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', qualified, t->>'rel', format(plan->>'bound', t->>'bucket'));
         RAISE NOTICE 'attached % as bucket %', t->>'rel', t->>'bucket'
             USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
     END LOOP;
-    EXECUTE format('SELECT %I.reshard_enter($1, true)', plan->>'ext') USING plan;
+    EXECUTE format('CALL %I.reshard_enter($1, true)', plan->>'ext') USING plan;
     FOREACH stmt IN ARRAY caller_ddl LOOP
         EXECUTE stmt;
     END LOOP;
-    EXECUTE format('SELECT %I.reshard_enter($1, false)', plan->>'ext') USING plan;
+    EXECUTE format('CALL %I.reshard_enter($1, false)', plan->>'ext') USING plan;
     -- Removing: the targets are under the new parent now, where the moving
     -- rows belong; the removed partition is detached.
     IF plan->>'operation' = 'remove' THEN
-        EXECUTE format('SELECT %I.reshard_move($1)', plan->>'ext') INTO moved USING plan;
+        EXECUTE format('CALL %I.reshard_move($1, NULL)', plan->>'ext') INTO moved USING plan;
     END IF;
     PERFORM set_config('lock_timeout', saved_timeout, true);
-    RETURN plan || jsonb_build_object('moved', moved, 'validate', validate, 'parent', qualified);
+    plan := plan || jsonb_build_object('moved', moved, 'validate', validate, 'parent', qualified);
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_swap(jsonb, interval, int) IS
+COMMENT ON PROCEDURE reshard_swap(jsonb, interval, int) IS
 'resharding phase 2: locks the table, verifies the copies, deletes the moved rows from local partitions, and puts a new parent over the new layout (internal)';
 
 -- Phase 3, one transaction a round, after the swap: deletes from the
@@ -1145,8 +1153,7 @@ COMMENT ON FUNCTION reshard_swap(jsonb, interval, int) IS
 -- and copies there those that have none (written directly to a shard since
 -- the swap read it), to be deleted by the next round.  Returns the plan
 -- with the rows deleted and the rows still to move.
-CREATE FUNCTION reshard_cleanup(plan jsonb)
-RETURNS jsonb
+CREATE PROCEDURE reshard_cleanup(INOUT plan jsonb)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -1157,13 +1164,16 @@ DECLARE
     left_behind bigint := 0;
     started timestamptz;
 BEGIN
-    EXECUTE format('SELECT %I.reshard_enter($1, false)', plan->>'ext') USING plan;
+    EXECUTE format('CALL %I.reshard_enter($1, false)', plan->>'ext') USING plan;
     FOR s IN SELECT * FROM jsonb_array_elements(plan->'sources') LOOP
-        -- A partition on this server that is attached has its partition
-        -- constraint: the swap emptied it of moving rows, and none can come.
-        CONTINUE WHEN (s->>'local')::boolean AND s->>'rel' IS DISTINCT FROM plan->>'removed';
+        -- A partition on this server was emptied of its moving rows by the
+        -- swap, under lock; attached, its partition constraint keeps them
+        -- out, and a removed one is no longer part of the table.
+        CONTINUE WHEN (s->>'local')::boolean;
+        EXECUTE format('SELECT count(*) FROM %s x WHERE %s', s->>'rel', s->>'moving') INTO c;
+        CONTINUE WHEN c = 0;
         started := clock_timestamp();
-        EXECUTE format('SELECT %I.reshard_delete_copied($1, $2)', plan->>'ext') INTO c USING plan, s;
+        EXECUTE format('CALL %I.reshard_delete_copied($1, $2, NULL)', plan->>'ext') INTO c USING plan, s;
         deleted := deleted + c;
         RAISE NOTICE 'deleted % moved rows from %', c, s->>'rel'
             USING DETAIL = format('Elapsed: %s ms.', round(1000 * extract(epoch FROM clock_timestamp() - started)));
@@ -1172,41 +1182,39 @@ BEGIN
     END LOOP;
     IF left_behind > 0 THEN
         FOR t IN SELECT * FROM jsonb_array_elements(plan->'targets') LOOP
-            EXECUTE format('SELECT %I.reshard_reconcile($1, $2, true)', plan->>'ext') INTO c USING plan, t;
+            EXECUTE format('CALL %I.reshard_reconcile($1, $2, true, NULL)', plan->>'ext') INTO c USING plan, t;
         END LOOP;
         RAISE NOTICE '% rows written to the old partitions since the swap read them: copied, to be deleted next round',
             left_behind;
     END IF;
-    RETURN plan || jsonb_build_object('deleted', coalesce((plan->>'deleted')::bigint, 0) + deleted,
+    plan := plan || jsonb_build_object('deleted', coalesce((plan->>'deleted')::bigint, 0) + deleted,
                                       'left', left_behind,
                                       'rounds', coalesce((plan->>'rounds')::int, 0) + 1);
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_cleanup(jsonb) IS
+COMMENT ON PROCEDURE reshard_cleanup(jsonb) IS
 'resharding phase 3: deletes the moved rows that have a verified copy from the old partitions, copies those written since (internal)';
 
 -- The last step: validates the foreign keys created again NOT VALID.
-CREATE FUNCTION reshard_validate(plan jsonb)
-RETURNS void
+CREATE PROCEDURE reshard_validate(plan jsonb)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
     stmt text;
 BEGIN
-    EXECUTE format('SELECT %I.reshard_enter($1, true)', plan->>'ext') USING plan;
+    EXECUTE format('CALL %I.reshard_enter($1, true)', plan->>'ext') USING plan;
     FOR stmt IN SELECT jsonb_array_elements_text(plan->'validate') LOOP
         EXECUTE stmt;
     END LOOP;
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_validate(jsonb) IS
+COMMENT ON PROCEDURE reshard_validate(jsonb) IS
 'resharding, last step: validates the foreign keys of other tables created again NOT VALID during the swap (internal)';
 
 -- The advisory lock that lets one resharding of a table run at a time.
-CREATE FUNCTION reshard_lock(parent text, lock boolean)
-RETURNS void
+CREATE PROCEDURE reshard_lock(parent text, lock boolean)
 LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -1233,7 +1241,7 @@ BEGIN
 END
 $function$;
 
-COMMENT ON FUNCTION reshard_lock(text, boolean) IS
+COMMENT ON PROCEDURE reshard_lock(text, boolean) IS
 'takes (or releases) the session advisory lock that lets one resharding of a table (schema-qualified name) run at a time (internal)';
 
 -- The phases, one transaction each; the advisory lock released on every
@@ -1260,12 +1268,12 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT format('%I.%I', relnamespace::regnamespace, relname) INTO locked FROM pg_class WHERE oid = parent;
-    EXECUTE format('SELECT %s.reshard_lock($1, true)', ext) USING locked;
+    EXECUTE format('CALL %s.reshard_lock($1, true)', ext) USING locked;
     BEGIN
-        EXECUTE format('SELECT %s.reshard_prepare($1, $2, $3)', ext) INTO plan USING parent, operation, partition;
+        EXECUTE format('CALL %s.reshard_prepare($1, $2, $3, NULL)', ext) INTO plan USING parent, operation, partition;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         PERFORM set_config('search_path', 'pg_catalog, pg_temp', true);
-        EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
+        EXECUTE format('CALL %s.reshard_lock($1, false)', ext) USING locked;
         RAISE;
     END;
     again := format('CALL %s(%L, %L)', CASE operation WHEN 'add' THEN 'reshard_add_partition' ELSE 'reshard_remove_partition' END,
@@ -1275,15 +1283,15 @@ BEGIN
     IF NOT (plan->>'resuming')::boolean THEN
         PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         BEGIN
-            EXECUTE format('SELECT %s.reshard_copy($1)', ext) INTO plan USING plan;
+            EXECUTE format('CALL %s.reshard_copy($1)', ext) INTO plan USING plan;
         EXCEPTION WHEN OTHERS OR query_canceled THEN
-            EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
+            EXECUTE format('CALL %s.reshard_lock($1, false)', ext) USING locked;
             RAISE;
         END;
         COMMIT;
         PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         BEGIN
-            EXECUTE format('SELECT %s.reshard_swap($1, $2, $3)', ext) INTO plan USING plan, lock_timeout, lock_attempts;
+            EXECUTE format('CALL %s.reshard_swap($1, $2, $3)', ext) INTO plan USING plan, lock_timeout, lock_attempts;
         EXCEPTION WHEN OTHERS OR query_canceled THEN
             GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_message = MESSAGE_TEXT,
                                     err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
@@ -1297,7 +1305,7 @@ BEGIN
             PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
             BEGIN
                 IF operation = 'add' THEN
-                    EXECUTE format('SELECT %s.reshard_enter($1, false)', ext) USING plan;
+                    EXECUTE format('CALL %s.reshard_enter($1, false)', ext) USING plan;
                     EXECUTE format('DELETE FROM %s', partition);
                 END IF;
             EXCEPTION WHEN OTHERS THEN
@@ -1306,7 +1314,7 @@ BEGIN
             END;
             COMMIT;
             PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-            EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
+            EXECUTE format('CALL %s.reshard_lock($1, false)', ext) USING locked;
             RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_message,
                                   DETAIL = coalesce(nullif(err_detail, ''), 'The table is as it was.'),
                                   HINT = coalesce(nullif(err_hint, ''), 'Calling again starts afresh.');
@@ -1318,9 +1326,9 @@ BEGIN
     LOOP
         PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         BEGIN
-            EXECUTE format('SELECT %s.reshard_cleanup($1)', ext) INTO plan USING plan;
+            EXECUTE format('CALL %s.reshard_cleanup($1)', ext) INTO plan USING plan;
         EXCEPTION WHEN OTHERS OR query_canceled THEN
-            EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
+            EXECUTE format('CALL %s.reshard_lock($1, false)', ext) USING locked;
             RAISE EXCEPTION 'could not finish resharding %: %', plan->>'parent', SQLERRM
                 USING ERRCODE = SQLSTATE,
                       DETAIL = format('The table has its new layout, %s buckets; some moved rows may still be in their old partition too (twice, never lost).',
@@ -1331,7 +1339,7 @@ BEGIN
         EXIT WHEN (plan->>'left')::bigint = 0;
         IF (plan->>'rounds')::int >= 5 THEN
             PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-            EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
+            EXECUTE format('CALL %s.reshard_lock($1, false)', ext) USING locked;
             RAISE EXCEPTION 'could not finish resharding %: rows keep arriving in their old partitions', plan->>'parent'
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       DETAIL = format('%s rows were written directly to a shard during the last round, placed by the old bucket count; they are copied to their new partition, not yet deleted.',
@@ -1341,13 +1349,13 @@ BEGIN
     END LOOP;
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     BEGIN
-        EXECUTE format('SELECT %s.reshard_validate($1)', ext) USING plan;
+        EXECUTE format('CALL %s.reshard_validate($1)', ext) USING plan;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
-        EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
+        EXECUTE format('CALL %s.reshard_lock($1, false)', ext) USING locked;
         RAISE;
     END;
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-    EXECUTE format('SELECT %s.reshard_lock($1, false)', ext) USING locked;
+    EXECUTE format('CALL %s.reshard_lock($1, false)', ext) USING locked;
     moved_rows := CASE WHEN (plan->>'resuming')::boolean THEN (plan->>'deleted')::bigint ELSE (plan->>'moved')::bigint END;
     COMMIT;
 END
@@ -1434,7 +1442,7 @@ COMMENT ON FUNCTION reshard_dry_run(regclass, int) IS
 
 CREATE FUNCTION reshard_check(parent regclass)
 RETURNS TABLE (partition regclass, bucket int, rows bigint, misplaced_rows bigint)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql STABLE STRICT
 AS $function$
 DECLARE
     ext text;
