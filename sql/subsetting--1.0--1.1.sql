@@ -1169,7 +1169,8 @@ BEGIN
         -- A partition on this server was emptied of its moving rows by the
         -- swap, under lock; attached, its partition constraint keeps them
         -- out, and a removed one is no longer part of the table.
-        CONTINUE WHEN (s->>'local')::boolean;
+        -- (Called again after a failure, it looks at every partition.)
+        CONTINUE WHEN (s->>'local')::boolean AND NOT (plan->>'resuming')::boolean;
         EXECUTE format('SELECT count(*) FROM %s x WHERE %s', s->>'rel', s->>'moving') INTO c;
         CONTINUE WHEN c = 0;
         started := clock_timestamp();
