@@ -8,8 +8,10 @@ OBJS = \
 	src/partition_hash.o \
 	src/subsets.o \
 	src/ring.o \
+	src/ring_cache.o \
 	src/core/baselines.o \
 	src/core/jump.o \
+	src/core/jumpbackanchor.o \
 	src/core/ring.o \
 	src/core/ring_build.o \
 	src/core/ring_json.o \
@@ -25,7 +27,9 @@ PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition 
 
 REGRESS = \
 	upgrade \
+	ring_upgrade \
 	jump \
+	jumpbackanchorhash \
 	jump_in_tables \
 	keys \
 	reshard \
@@ -39,6 +43,8 @@ REGRESS = \
 	subset_metrics \
 	ring \
 	ring_errors \
+	ring_cache \
+	ring_golden \
 	install_as_owner \
 	argument_sweep
 

@@ -45,7 +45,9 @@ SELECT 'text'::regtype, v = '''a''', v FROM unnest(ARRAY['''a''', 'NULL', ''''''
     'repeat(''x'', 100000)', '''ringsteady''', '''random''', '''rocksteadier''', '''deterministic''',
     '''round_robin''', '''consistent''']) AS v
 UNION ALL
-SELECT 'bytea'::regtype, v = '''\x00ff''', v FROM unnest(ARRAY['''\x00ff''', 'NULL', '''\x''']) AS v
+SELECT 'bytea'::regtype, v = '''\x00ff''', v FROM unnest(ARRAY['''\x00ff''', 'NULL', '''\x''',
+    -- jumpbackanchorhash states: 10 buckets; 10 with 3 then 1 removed; 2^31 - 1 with its last removed
+    '''\x0a000000''', '''\x0a0000000300000001000000''', '''\xffffff7ffeffff7f''']) AS v
 UNION ALL
 SELECT 'uuid'::regtype, v = '''a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11''', v
 FROM unnest(ARRAY['''a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11''', 'NULL',

@@ -73,9 +73,10 @@ SELECT pg_temp.error_of(format('SELECT %L::partition_ring', q)) FROM (VALUES
     ('{"part_power": 1, "replicas": 1, "nodes": [{"id": 1, "zone": 0, "weight": 1, "port": 6000}], "assignment": [[1, 1]]}')
 ) AS t(q);
 
--- Malformed binary (22P03): bytes changed after the fingerprint was computed.
+-- Malformed binary (22P03): bytes changed after the digest was computed (the
+-- zone of the first node), a value cut short, a wrong magic number.
 CREATE TEMP TABLE bad_rings (ring partition_ring);
-\copy (SELECT set_byte(partition_ring_send(ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 4)), 45, 7)) TO 'results/ring_errors_bad.bin' WITH (FORMAT binary)
+\copy (SELECT set_byte(partition_ring_send(ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 4)), 70, 7)) TO 'results/ring_errors_bad.bin' WITH (FORMAT binary)
 \copy bad_rings FROM 'results/ring_errors_bad.bin' WITH (FORMAT binary)
 \copy (SELECT substr(partition_ring_send(ring_build(ARRAY[1, 2, 3], ARRAY[1, 1, 1], ARRAY[1, 2, 3], part_power => 4)), 1, 30)) TO 'results/ring_errors_short.bin' WITH (FORMAT binary)
 \copy bad_rings FROM 'results/ring_errors_short.bin' WITH (FORMAT binary)

@@ -5,7 +5,7 @@
 #ifndef SUBSETTING_MODULE_H
 #define SUBSETTING_MODULE_H
 
-/* src/ring.c: subsetting.ring_cache_size */
+/* src/ring_cache.c: subsetting.ring_cache_size */
 extern void ring_define_settings(void);
 
 #endif							/* SUBSETTING_MODULE_H */

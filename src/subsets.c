@@ -175,6 +175,15 @@ check_algorithm_members(int32 members, uint32 limit, const char *algorithm)
 				 errdetail("A %s subset has at most %u members.", algorithm, limit)));
 }
 
+/* The subset functions' long loops answer query cancel. */
+static void
+subset_check_interrupts(void *arg)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+static const core_interrupts subset_interrupts = {subset_check_interrupts, NULL};
+
 PG_FUNCTION_INFO_V1(rocksteadier_subset);
 Datum
 rocksteadier_subset(PG_FUNCTION_ARGS)
@@ -201,8 +210,9 @@ rocksteadier_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(sizeof(uint32) * ROCKSTEADIER_WORKSPACE(lot_size));
-	rocksteadier_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
-							  (uint32) lot_size, (uint32 *) ARR_DATA_PTR(subset), workspace);
+	rocksteadier_write_subset_interruptible((uint32) a.frontend, (uint32) a.backends, (uint32) members,
+											(uint32) lot_size, (uint32 *) ARR_DATA_PTR(subset), workspace,
+											&subset_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -224,8 +234,9 @@ random_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(random_subset_workspace_bytes((uint32) a.backends, (uint32) members));
-	random_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members, (uint64) seed,
-						(uint32 *) ARR_DATA_PTR(subset), workspace);
+	random_write_subset_interruptible((uint32) a.frontend, (uint32) a.backends, (uint32) members,
+									  (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
+									  &subset_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -266,8 +277,9 @@ deterministic_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(deterministic_subset_workspace_bytes((uint32) a.backends));
-	deterministic_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members, (uint64) seed,
-							   (uint32 *) ARR_DATA_PTR(subset), workspace);
+	deterministic_write_subset_interruptible((uint32) a.frontend, (uint32) a.backends, (uint32) members,
+											 (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
+											 &subset_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -290,8 +302,9 @@ consistent_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(consistent_subset_workspace_bytes((uint32) a.backends, (uint32) members));
-	consistent_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members, (uint64) seed,
-							(uint32 *) ARR_DATA_PTR(subset), workspace);
+	consistent_write_subset_interruptible((uint32) a.frontend, (uint32) a.backends, (uint32) members,
+										  (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
+										  &subset_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }

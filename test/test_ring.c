@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/sha.h>
+
 #include "core/ring.h"
 #include "core/ring_internal.h"
 #include "unit.h"
@@ -55,8 +57,16 @@ t_progress(void *ctx)
 	return c->cancel_at != 0 && c->progress_calls >= c->cancel_at;
 }
 
+/* SHA-256 from OpenSSL's libcrypto: the server uses PostgreSQL's */
+static int
+t_digest(void *ctx, const uint8_t *data, size_t len, uint8_t *out)
+{
+	(void) ctx;
+	return SHA256(data, len, out) == NULL;
+}
+
 static test_ctx tctx;
-static ring_env env = {t_alloc, t_free, t_progress, &tctx};
+static ring_env env = {t_alloc, t_free, t_progress, t_digest, &tctx};
 
 static void
 reset_ctx(void)
@@ -65,6 +75,18 @@ reset_ctx(void)
 }
 
 /* ---- helpers ---- */
+
+/* lowercase hex of n bytes (n <= 64), in a static buffer */
+static const char *
+hex(const uint8_t *b, size_t n)
+{
+	static char out[129];
+	size_t		i;
+
+	for (i = 0; i < n && i < 64; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	return out;
+}
 
 static uint64_t rs = 12345;
 
@@ -250,8 +272,8 @@ rings_equal(const ring *a, const ring *b)
 		return 0;
 	ba = malloc(sa);
 	bb = malloc(sb);
-	ring_encode(&ca, ba);
-	ring_encode(&cb, bb);
+	CHECK(ring_encode(&env, &ca, ba, NULL) == RING_OK);
+	CHECK(ring_encode(&env, &cb, bb, NULL) == RING_OK);
 	eq = memcmp(ba, bb, sa) == 0;
 	free(ba);
 	free(bb);
@@ -1289,15 +1311,15 @@ encode(ring *r, size_t *len)
 
 	*len = ring_encoded_size(r->part_power, r->replicas, r->node_count);
 	buf = malloc(*len);
-	ring_encode(r, buf);
+	CHECK(ring_encode(&env, r, buf, NULL) == RING_OK);
 	return buf;
 }
 
-/* rewrite the fingerprint so that only the other checks can catch a change */
+/* rewrite the digest so that only the other checks can catch a change */
 static void
 refingerprint(uint8_t *buf, size_t len)
 {
-	ring_put_le64(buf + 8, ring_hash64(buf + 16, len - 16, RING_FORMAT_VERSION));
+	SHA256(buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM, buf + RING_DIGEST_OFFSET);
 }
 
 static int
@@ -1333,11 +1355,25 @@ TEST(decode_roundtrip)
 	reset_ctx();
 	r = build_ok(nodes, 12, 6, 3, 3);
 	buf = encode(&r, &len);
-	CHECK_EQ_INT(len, 40 + 24 * 12 + 2 * 3 * 64);
+	CHECK_EQ_INT(len, 64 + 24 * 12 + 2 * 3 * 64);
 	CHECK(memcmp(buf, "PRNG", 4) == 0);
 	CHECK(ring_decode(&env, buf, len, &d, &err) == RING_OK);
 	CHECK(rings_equal(&r, &d));
-	CHECK(d.fingerprint == ring_get_le64(buf + 8));
+	CHECK(memcmp(d.digest, buf + 8, RING_DIGEST_SIZE) == 0);
+	CHECK_EQ_INT(d.format_version, 2);
+	ring_free(&env, &d);
+	/* partition-major: the same ring, transposed */
+	CHECK(ring_decode_as(&env, buf, len, 1, &d, &err) == RING_OK);
+	CHECK(d.partition_major);
+	CHECK(rings_equal(&r, &d));
+	{
+		uint32_t	x,
+					rep;
+
+		for (x = 0; x < 64; x++)
+			for (rep = 0; rep < 3; rep++)
+				CHECK_EQ_INT(d.assignment[x * 3 + rep], ring_slot(&r, rep, x));
+	}
 	ring_free(&env, &d);
 	ring_free(&env, &r);
 	CHECK_EQ_INT(tctx.live, 0);
@@ -1358,7 +1394,7 @@ TEST(decode_rejects_malformed_values)
 	r = build_ok(nodes, 6, 4, 2, 3);
 	good = encode(&r, &len);
 	b = malloc(len + 8);
-	asg = 40 + 24 * 6;
+	asg = 64 + 24 * 6;
 
 #define FRESH() memcpy(b, good, len)
 	FRESH();
@@ -1367,47 +1403,50 @@ TEST(decode_rejects_malformed_values)
 	b[0] = 'X';
 	CHECK(rejects(b, len, "magic"));
 	FRESH();
-	ring_put_le32(b + 4, 2);
+	ring_put_le32(b + 4, 3);
 	CHECK(rejects(b, len, "version"));
 	FRESH();
 	b[len - 1] ^= 1;
-	CHECK(rejects(b, len, "fingerprint"));
+	CHECK(rejects(b, len, "digest"));
 	FRESH();
-	ring_put_le32(b + 16, 0);
+	b[RING_DIGEST_OFFSET + 31] ^= 0x80;
+	CHECK(rejects(b, len, "digest"));
+	FRESH();
+	ring_put_le32(b + 40, 0);
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "part power"));
 	FRESH();
-	ring_put_le32(b + 16, 25);
+	ring_put_le32(b + 40, 25);
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "part power"));
 	FRESH();
-	ring_put_le32(b + 20, 0);
+	ring_put_le32(b + 44, 0);
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "replicas"));
 	FRESH();
-	ring_put_le32(b + 20, 7);	/* more replicas than nodes, size mismatch first */
+	ring_put_le32(b + 44, 7);	/* more replicas than nodes, size mismatch first */
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "bytes"));
 	FRESH();
-	ring_put_le32(b + 24, 0);
+	ring_put_le32(b + 48, 0);
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "at least one node"));
 	FRESH();
-	ring_put_le32(b + 28, 1);
+	ring_put_le32(b + 52, 1);
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "reserved"));
 	FRESH();
-	ring_put_le32(b + 40 + 24 + 12, 5);
+	ring_put_le32(b + 64 + 24 + 12, 5);
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "reserved field of node"));
 	FRESH();
 	/* node ids out of order */
-	ring_put_le32(b + 40 + 24, 0x7fffffff);
+	ring_put_le32(b + 64 + 24, 0x7fffffff);
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "not sorted"));
 	FRESH();
 	/* duplicate id */
-	ring_put_le32(b + 40 + 24, ring_get_le32(b + 40));
+	ring_put_le32(b + 64 + 24, ring_get_le32(b + 64));
 	refingerprint(b, len);
 	CHECK(rejects(b, len, "duplicate node id"));
 	FRESH();
@@ -1422,7 +1461,7 @@ TEST(decode_rejects_malformed_values)
 
 			FRESH();
 			memcpy(&u, &bad[i], 8);
-			ring_put_le64(b + 40 + 16, u);
+			ring_put_le64(b + 64 + 16, u);
 			refingerprint(b, len);
 			CHECK(rejects(b, len, msg[i]));
 		}
@@ -1432,7 +1471,7 @@ TEST(decode_rejects_malformed_values)
 		int			i;
 
 		for (i = 0; i < 6; i++)
-			ring_put_le64(b + 40 + 24 * i + 16, 0);
+			ring_put_le64(b + 64 + 24 * i + 16, 0);
 		refingerprint(b, len);
 		CHECK(rejects(b, len, "all node weights are zero"));
 	}
@@ -1442,7 +1481,7 @@ TEST(decode_rejects_malformed_values)
 		int			i;
 
 		for (i = 1; i < 6; i++)
-			ring_put_le64(b + 40 + 24 * i + 16, 0);
+			ring_put_le64(b + 64 + 24 * i + 16, 0);
 		refingerprint(b, len);
 		CHECK(rejects(b, len, "cannot exceed the number of nodes with positive weight"));
 	}
@@ -1536,10 +1575,14 @@ TEST(decode_fuzz)
 static char *
 to_json(const ring *r)
 {
-	size_t		n = ring_to_json(r, NULL, 0);
-	char	   *s = malloc(n + 1);
+	size_t		n,
+				m = 0;
+	char	   *s;
 
-	CHECK_EQ_INT(ring_to_json(r, s, n), n);
+	CHECK(ring_to_json(&env, r, NULL, 0, &n, NULL) == RING_OK);
+	s = malloc(n + 1);
+	CHECK(ring_to_json(&env, r, s, n, &m, NULL) == RING_OK);
+	CHECK_EQ_INT(m, n);
 	s[n] = '\0';
 	return s;
 }
@@ -1594,22 +1637,157 @@ TEST(json_exact_small_ring)
 	CHECK_EQ_INT(ring_slot(&a, 0, 1), 1);
 	CHECK_EQ_INT(a.nodes[1].id, 2);
 	/*
-	 * The encoded form and fingerprint of this ring, computed independently
-	 * from the layout in ring.h by test/tools/ring_fingerprint.py.
+	 * The encoded forms of this ring, with the fingerprint (format 1) and
+	 * the digest (format 2), computed independently from the layout in
+	 * ring.h by test/tools/ring_fingerprint.py.
 	 */
 	{
 		size_t		len;
 		uint8_t    *buf = encode(&a, &len);
+		uint8_t		v1[96];
+		ring		d;
 
-		CHECK_EQ_INT(len, 96);
-		CHECK(a.fingerprint == UINT64_C(0xb4331b0f2afdaa11));
-		CHECK(ring_get_le64(buf + 8) == UINT64_C(0xb4331b0f2afdaa11));
+		CHECK_EQ_INT(len, 120);
+		CHECK(strcmp(hex(buf + 8, 32), "b69919552927028ad8a2ec638f0b46c94d67d12b3423d24a334d02e90fec94f3") == 0);
+		CHECK(memcmp(a.digest, buf + 8, 32) == 0);
 		free(buf);
+		CHECK_EQ_INT(ring_encoded_size_v1(1, 2, 2), 96);
+		ring_encode_v1(&a, v1);
+		CHECK(a.fingerprint == UINT64_C(0xb4331b0f2afdaa11));
+		CHECK(ring_get_le64(v1 + 8) == UINT64_C(0xb4331b0f2afdaa11));
+		/* and a format 1 value still reads */
+		CHECK(ring_decode(&env, v1, 96, &d, &err) == RING_OK);
+		CHECK_EQ_INT(d.format_version, 1);
+		CHECK(rings_equal(&a, &d));
+		ring_free(&env, &d);
+		v1[95] ^= 1;
+		CHECK(rejects(v1, 96, "fingerprint"));
 	}
 	free(s);
 	ring_free(&env, &a);
 	ring_free(&env, &b);
 	CHECK_EQ_INT(tctx.live, 0);
+}
+
+/*
+ * Two rings made by test/tools/ring_collide.py: B is A with the replicas of
+ * partition 4 swapped and a seed solved for so that their format 1
+ * encodings (what 1.0 stored) have the same size and fingerprint, which
+ * 1.0's lookup cache took for the same ring.  Format 2 tells them apart by
+ * SHA-256; the digests are the tool's (Python's hashlib), and reading the
+ * format 1 values keeps each ring.
+ */
+TEST(old_fingerprint_collision)
+{
+	const char *text[2] = {
+		"{\"part_power\": 3, \"replicas\": 2, \"seed\": 5, \"nodes\": [{\"id\": 1, \"zone\": 1, \"region\": 0, \"weight\": 1.0}, {\"id\": 2, \"zone\": 1, \"region\": 0, \"weight\": 1.0}, {\"id\": 3, \"zone\": 2, \"region\": 0, \"weight\": 1.0}, {\"id\": 4, \"zone\": 2, \"region\": 0, \"weight\": 1.0}], \"assignment\": [[1, 3, 2, 4, 1, 3, 2, 4], [3, 1, 4, 2, 4, 2, 3, 1]]}",
+		"{\"part_power\": 3, \"replicas\": 2, \"seed\": -8109271570455271114, \"nodes\": [{\"id\": 1, \"zone\": 1, \"region\": 0, \"weight\": 1.0}, {\"id\": 2, \"zone\": 1, \"region\": 0, \"weight\": 1.0}, {\"id\": 3, \"zone\": 2, \"region\": 0, \"weight\": 1.0}, {\"id\": 4, \"zone\": 2, \"region\": 0, \"weight\": 1.0}], \"assignment\": [[1, 3, 2, 4, 4, 3, 2, 4], [3, 1, 4, 2, 1, 2, 3, 1]]}"};
+	const char *sha[2] = {
+		"40b5bbbf435c9a96c227d3d1763547a3ada15a56f229f13d1b7034d120583fda",
+		"86979cfd08cb5d30fae8f3c1f6a1a377003f4695b8ef97e940eb3dfe24ccb877"};
+	ring		r[2],
+				d[2];
+	uint8_t		v1[2][168];
+	ring_error	err;
+	int			i;
+
+	reset_ctx();
+	for (i = 0; i < 2; i++)
+	{
+		size_t		len;
+		uint8_t    *v2;
+
+		CHECK(ring_from_json(&env, text[i], strlen(text[i]), &r[i], &err) == RING_OK);
+		CHECK_EQ_INT(ring_encoded_size_v1(3, 2, 4), 168);
+		ring_encode_v1(&r[i], v1[i]);
+		v2 = encode(&r[i], &len);
+		CHECK_MSG(strcmp(hex(v2 + 8, 32), sha[i]) == 0, "ring %d: digest %s", i, hex(v2 + 8, 32));
+		free(v2);
+		CHECK(ring_decode(&env, v1[i], 168, &d[i], &err) == RING_OK);
+		CHECK(rings_equal(&r[i], &d[i]));
+	}
+	/* the collision of 1.0 */
+	CHECK(r[0].fingerprint == r[1].fingerprint);
+	CHECK(ring_get_le64(v1[0] + 8) == ring_get_le64(v1[1] + 8));
+	CHECK(memcmp(v1[0], v1[1], 168) != 0);
+	/* different rings: partition 4 has its replicas swapped */
+	CHECK_EQ_INT(d[0].nodes[ring_slot(&d[0], 0, 4)].id, 1);
+	CHECK_EQ_INT(d[1].nodes[ring_slot(&d[1], 0, 4)].id, 4);
+	CHECK(memcmp(r[0].digest, r[1].digest, RING_DIGEST_SIZE) != 0);
+	for (i = 0; i < 2; i++)
+	{
+		ring_free(&env, &r[i]);
+		ring_free(&env, &d[i]);
+	}
+	CHECK_EQ_INT(tctx.live, 0);
+}
+
+/*
+ * The long loops of reading and showing a ring stop when the progress
+ * callback says so, and leave nothing allocated.
+ */
+TEST(cancel_in_long_loops)
+{
+	ring_node  *nodes = make_nodes(20, 4, 2);
+	ring		r,
+				d;
+	ring_error	err;
+	size_t		len,
+				n;
+	uint8_t    *buf;
+	uint64_t	c;
+	char	   *text;
+
+	reset_ctx();
+	r = build_ok(nodes, 20, 18, 3, 1);
+	buf = encode(&r, &len);
+	CHECK(ring_to_json(&env, &r, NULL, 0, &n, &err) == RING_OK);
+	text = malloc(n);
+
+	tctx.progress_calls = 0;
+	tctx.cancel_at = 2;
+	CHECK(ring_to_json(&env, &r, NULL, 0, &n, &err) == RING_ECANCELED);
+	tctx.progress_calls = 0;
+	CHECK(ring_to_json(&env, &r, text, n, &n, &err) == RING_ECANCELED);
+	tctx.progress_calls = 0;
+	CHECK(ring_dispersion_count(&env, &r, RING_TIER_ZONE, &c, &err) == RING_ECANCELED);
+	tctx.progress_calls = 0;
+	CHECK(ring_decode_as(&env, buf, len, 1, &d, &err) == RING_ECANCELED);
+	tctx.progress_calls = 0;
+	CHECK(ring_decode_as(&env, buf, len, 0, &d, &err) == RING_ECANCELED);
+	tctx.cancel_at = 0;
+	CHECK(ring_dispersion_count(&env, &r, RING_TIER_ZONE, &c, &err) == RING_OK);
+	CHECK(ring_decode_as(&env, buf, len, 1, &d, &err) == RING_OK);
+	/* the partition-major ring counts the same */
+	{
+		uint64_t	c2;
+		ring_node_stat s1[20],
+					s2[20];
+		size_t		n2;
+		char	   *text2;
+		int			i;
+
+		CHECK(ring_dispersion_count(&env, &d, RING_TIER_ZONE, &c2, &err) == RING_OK);
+		CHECK(c == c2);
+		CHECK(ring_core_node_stats(&env, &r, s1, &err) == RING_OK);
+		CHECK(ring_core_node_stats(&env, &d, s2, &err) == RING_OK);
+		for (i = 0; i < 20; i++)
+		{
+			CHECK(s1[i].held == s2[i].held);
+			CHECK(s1[i].primaries == s2[i].primaries);
+		}
+		CHECK(ring_to_json(&env, &r, text, n, &n, &err) == RING_OK);
+		text2 = malloc(n);
+		CHECK(ring_to_json(&env, &d, text2, n, &n2, &err) == RING_OK);
+		CHECK(n2 == n && memcmp(text, text2, n) == 0);
+		free(text2);
+	}
+	ring_free(&env, &d);
+	ring_free(&env, &r);
+	CHECK_EQ_INT(tctx.live, 0);
+	free(text);
+	free(buf);
+	free(nodes);
 }
 
 TEST(json_rejects_malformed_text)
@@ -1817,6 +1995,8 @@ main(void)
 	RUN(decode_fuzz);
 	RUN(json_roundtrip);
 	RUN(json_exact_small_ring);
+	RUN(old_fingerprint_collision);
+	RUN(cancel_in_long_loops);
 	RUN(json_rejects_malformed_text);
 	RUN(build_rejects_bad_arguments);
 	RUN(cancel_stops_build_and_rebalance);

@@ -87,9 +87,9 @@ random_subset_workspace_bytes(uint32_t backends, uint32_t subset_size)
 	return sizeof(uint32_t) * (size_t) (backends <= table ? backends : table);
 }
 
-int64_t
-random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
-					uint32_t *out, void *workspace)
+static int64_t
+random_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
+			 uint32_t *out, void *workspace, const core_interrupts *ci)
 {
 	uint32_t	count = min_u32(subset_size, backends);
 	uint64_t	table_size = sparse_table_size(count);
@@ -104,12 +104,16 @@ random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, 
 		uint32_t   *a = workspace;
 
 		for (uint32_t i = 0; i < backends; i++)
+		{
+			core_interrupts_poll(ci, i);
 			a[i] = i;
+		}
 		for (uint32_t i = 0; i < count; i++)
 		{
 			uint32_t	j = i + baselines_uniform(splitmix64_next(&state), backends - i);
 			uint32_t	t = a[i];
 
+			core_interrupts_poll(ci, i);
 			a[i] = a[j];
 			a[j] = t;
 			out[i] = a[i];
@@ -123,18 +127,37 @@ random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, 
 		uint32_t	mask = table - 1;
 
 		for (uint32_t s = 0; s < table; s++)
+		{
+			core_interrupts_poll(ci, s);
 			keys[s] = EMPTY_KEY;
+		}
 		for (uint32_t i = 0; i < count; i++)
 		{
 			uint32_t	j = i + baselines_uniform(splitmix64_next(&state), backends - i);
 			uint32_t	at_i = sparse_get(keys, values, mask, i);
 
+			core_interrupts_poll(ci, i);
 			out[i] = sparse_get(keys, values, mask, j);
 			if (j != i)
 				sparse_set(keys, values, mask, j, at_i);
 		}
 	}
 	return count;
+}
+
+int64_t
+random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
+					uint32_t *out, void *workspace)
+{
+	return random_write(frontend, backends, subset_size, seed, out, workspace, NULL);
+}
+
+int64_t
+random_write_subset_interruptible(uint32_t frontend, uint32_t backends, uint32_t subset_size,
+								  uint64_t seed, uint32_t *out, void *workspace,
+								  const core_interrupts *ci)
+{
+	return random_write(frontend, backends, subset_size, seed, out, workspace, ci);
 }
 
 int64_t
@@ -162,7 +185,7 @@ round_robin_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_s
  */
 static void
 deterministic_shuffle_round(uint32_t backends, uint32_t size, uint64_t seed, uint64_t round,
-							uint32_t *a, uint32_t steps)
+							uint32_t *a, uint32_t steps, const core_interrupts *ci)
 {
 	uint32_t	per_round = backends / size;
 	uint32_t	leftovers = backends - per_round * size;
@@ -174,7 +197,10 @@ deterministic_shuffle_round(uint32_t backends, uint32_t size, uint64_t seed, uin
 	{
 		/* left out: [first, first + l) */
 		for (uint32_t i = 0; i < remaining; i++)
+		{
+			core_interrupts_poll(ci, i);
 			a[i] = i < first ? i : i + leftovers;
+		}
 	}
 	else
 	{
@@ -182,13 +208,17 @@ deterministic_shuffle_round(uint32_t backends, uint32_t size, uint64_t seed, uin
 		uint32_t	low = (uint32_t) (first + (uint64_t) leftovers - backends);
 
 		for (uint32_t i = 0; i < remaining; i++)
+		{
+			core_interrupts_poll(ci, i);
 			a[i] = low + i;
+		}
 	}
 	for (uint32_t i = 0; i < steps && i + 1 < remaining; i++)
 	{
 		uint32_t	j = i + baselines_uniform(splitmix64_next(&state), remaining - i);
 		uint32_t	t = a[i];
 
+		core_interrupts_poll(ci, i);
 		a[i] = a[j];
 		a[j] = t;
 	}
@@ -202,7 +232,8 @@ deterministic_subset_workspace_bytes(uint32_t backends)
 
 static int64_t
 deterministic_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
-					 uint32_t *out, uint32_t *a, int64_t *cached_round)
+					 uint32_t *out, uint32_t *a, int64_t *cached_round,
+					 const core_interrupts *ci)
 {
 	uint32_t	size = min_u32(subset_size, backends);
 	uint32_t	per_round,
@@ -217,10 +248,10 @@ deterministic_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, 
 	round = frontend / per_round;
 	start = (frontend % per_round) * size;
 	if (cached_round == NULL)
-		deterministic_shuffle_round(backends, size, seed, round, a, start + size);
+		deterministic_shuffle_round(backends, size, seed, round, a, start + size, ci);
 	else if (*cached_round != (int64_t) round)
 	{
-		deterministic_shuffle_round(backends, size, seed, round, a, backends);
+		deterministic_shuffle_round(backends, size, seed, round, a, backends, ci);
 		*cached_round = (int64_t) round;
 	}
 	for (uint32_t i = 0; i < size; i++)
@@ -232,7 +263,15 @@ int64_t
 deterministic_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 						   uint64_t seed, uint32_t *out, void *workspace)
 {
-	return deterministic_write(frontend, backends, subset_size, seed, out, workspace, NULL);
+	return deterministic_write(frontend, backends, subset_size, seed, out, workspace, NULL, NULL);
+}
+
+int64_t
+deterministic_write_subset_interruptible(uint32_t frontend, uint32_t backends,
+										 uint32_t subset_size, uint64_t seed, uint32_t *out,
+										 void *workspace, const core_interrupts *ci)
+{
+	return deterministic_write(frontend, backends, subset_size, seed, out, workspace, NULL, ci);
 }
 
 int64_t
@@ -241,7 +280,7 @@ deterministic_write_subset_cached(uint32_t frontend, uint32_t backends, uint32_t
 								  int64_t *cached_round)
 {
 	return deterministic_write(frontend, backends, subset_size, seed, out, workspace,
-								cached_round);
+								cached_round, NULL);
 }
 
 /*
@@ -305,9 +344,9 @@ sift_down(uint64_t *dist, uint32_t *index, uint32_t size, uint32_t at)
 	}
 }
 
-int64_t
-consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
-						uint32_t *out, void *workspace)
+static int64_t
+consistent_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
+				 uint32_t *out, void *workspace, const core_interrupts *ci)
 {
 	uint32_t	count = min_u32(subset_size, backends);
 	uint64_t   *dist = workspace;
@@ -321,6 +360,7 @@ consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_si
 	{
 		uint64_t	d = consistent_backend_position(seed, n) - origin;
 
+		core_interrupts_poll(ci, n);
 		if (n < count)
 		{
 			dist[n] = d;
@@ -342,6 +382,7 @@ consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_si
 		uint64_t	td = dist[0];
 		uint32_t	ti = out[0];
 
+		core_interrupts_poll(ci, size);
 		dist[0] = dist[size - 1];
 		out[0] = out[size - 1];
 		dist[size - 1] = td;
@@ -349,4 +390,19 @@ consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_si
 		sift_down(dist, out, size - 1, 0);
 	}
 	return count;
+}
+
+int64_t
+consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
+						uint32_t *out, void *workspace)
+{
+	return consistent_write(frontend, backends, subset_size, seed, out, workspace, NULL);
+}
+
+int64_t
+consistent_write_subset_interruptible(uint32_t frontend, uint32_t backends, uint32_t subset_size,
+									  uint64_t seed, uint32_t *out, void *workspace,
+									  const core_interrupts *ci)
+{
+	return consistent_write(frontend, backends, subset_size, seed, out, workspace, ci);
 }

@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interrupts.h"
+
 #define BASELINES_RANDOM_STREAM 1
 #define BASELINES_DETERMINISTIC_STREAM 2
 #define BASELINES_CONSISTENT_STREAM 3
@@ -59,6 +61,11 @@ extern uint32_t baselines_uniform(uint64_t draw, uint32_t n);
 extern size_t random_subset_workspace_bytes(uint32_t backends, uint32_t subset_size);
 extern int64_t random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 								   uint64_t seed, uint32_t *out, void *workspace);
+/* The same, checking for interrupts (ci) every INTERRUPTS_EVERY steps. */
+extern int64_t random_write_subset_interruptible(uint32_t frontend, uint32_t backends,
+												 uint32_t subset_size, uint64_t seed,
+												 uint32_t *out, void *workspace,
+												 const core_interrupts *ci);
 
 /* The subset starts at (frontend * subset_size) mod N, also when k > N. */
 extern int64_t round_robin_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
@@ -71,6 +78,10 @@ extern int64_t round_robin_write_subset(uint32_t frontend, uint32_t backends, ui
 extern size_t deterministic_subset_workspace_bytes(uint32_t backends);
 extern int64_t deterministic_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 										  uint64_t seed, uint32_t *out, void *workspace);
+extern int64_t deterministic_write_subset_interruptible(uint32_t frontend, uint32_t backends,
+														uint32_t subset_size, uint64_t seed,
+														uint32_t *out, void *workspace,
+														const core_interrupts *ci);
 
 /*
  * The same, for many frontends in a row: the workspace keeps the shuffle of
@@ -94,5 +105,9 @@ extern uint64_t consistent_backend_position(uint64_t seed, uint32_t backend);
 extern uint64_t consistent_frontend_position(uint64_t seed, uint32_t frontend);
 extern int64_t consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 									   uint64_t seed, uint32_t *out, void *workspace);
+extern int64_t consistent_write_subset_interruptible(uint32_t frontend, uint32_t backends,
+													 uint32_t subset_size, uint64_t seed,
+													 uint32_t *out, void *workspace,
+													 const core_interrupts *ci);
 
 #endif							/* SUBSETTING_CORE_BASELINES_H */

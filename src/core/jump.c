@@ -32,9 +32,8 @@
  * further draw gives two candidates, low half first.
  */
 static inline int32_t
-jump_back(uint64_t key, int32_t buckets, uint64_t *draws)
+jump_back(uint64_t *state, int32_t buckets, uint64_t *draws)
 {
-	uint64_t	state = key;
 	uint64_t	v;
 	uint32_t	n = (uint32_t) buckets;
 	uint32_t	u;
@@ -44,7 +43,7 @@ jump_back(uint64_t key, int32_t buckets, uint64_t *draws)
 	if (buckets == 1)
 		return 0;
 
-	v = splitmix64_next(&state);
+	v = splitmix64_next(state);
 	if (draws)
 		(*draws)++;
 	u = (uint32_t) (v ^ (v >> 32)) & (UINT32_MAX >> bits_clz32(n - 1));
@@ -59,7 +58,7 @@ jump_back(uint64_t key, int32_t buckets, uint64_t *draws)
 
 			if (b < n)
 				return (int32_t) b;
-			w = splitmix64_next(&state);
+			w = splitmix64_next(state);
 			if (draws)
 				(*draws)++;
 			b = (uint32_t) w & ((q << 1) - 1);
@@ -79,13 +78,23 @@ jump_back(uint64_t key, int32_t buckets, uint64_t *draws)
 int32_t
 jump_back_hash(uint64_t key, int32_t buckets)
 {
-	return jump_back(key, buckets, NULL);
+	uint64_t	state = key;
+
+	return jump_back(&state, buckets, NULL);
 }
 
 int32_t
 jump_back_hash_counting_draws(uint64_t key, int32_t buckets, uint64_t *draws)
 {
-	return jump_back(key, buckets, draws);
+	uint64_t	state = key;
+
+	return jump_back(&state, buckets, draws);
+}
+
+int32_t
+jump_back_hash_drawing(uint64_t *state, int32_t buckets)
+{
+	return jump_back(state, buckets, NULL);
 }
 
 /*

@@ -23,6 +23,13 @@ extern int32_t jump_back_hash_counting_draws(uint64_t key, int32_t buckets,
 											 uint64_t *draws);
 
 /*
+ * The same with the generator's state given: *state is the seed (the key) on
+ * entry and the state after the last draw on return, so that a caller can go
+ * on drawing from the same sequence (JumpBackAnchorHash does, as hash4j).
+ */
+extern int32_t jump_back_hash_drawing(uint64_t *state, int32_t buckets);
+
+/*
  * JumpHash, exactly the paper's C++ reference (ClickHouse's
  * jumpConsistentHash, Greenplum's segment mapping).  Returns a bucket in
  * [0, buckets), or -1 if buckets < 1.

@@ -225,24 +225,33 @@ ring_encoded_size(uint32_t part_power, uint32_t replicas, uint32_t node_count)
 		2 * ((size_t) replicas << part_power);
 }
 
+size_t
+ring_encoded_size_v1(uint32_t part_power, uint32_t replicas, uint32_t node_count)
+{
+	return RING_V1_HEADER_SIZE + (size_t) RING_NODE_SIZE * node_count +
+		2 * ((size_t) replicas << part_power);
+}
+
 static const uint8_t ring_magic[4] = {'P', 'R', 'N', 'G'};
 
-void
-ring_encode(ring *r, uint8_t *buf)
+/* The fields after the header's magic, version and digest or fingerprint. */
+static void
+put_fields(const ring *r, uint8_t *fields)
+{
+	ring_put_le32(fields, r->part_power);
+	ring_put_le32(fields + 4, r->replicas);
+	ring_put_le32(fields + 8, r->node_count);
+	ring_put_le32(fields + 12, 0);
+	ring_put_le64(fields + 16, (uint64_t) r->seed);
+}
+
+/* Nodes and assignment, from p on. */
+static void
+put_body(const ring *r, uint8_t *p)
 {
 	size_t		slots = (size_t) r->replicas << r->part_power;
-	size_t		len = ring_encoded_size(r->part_power, r->replicas, r->node_count);
-	uint8_t    *p;
 	size_t		i;
 
-	memcpy(buf, ring_magic, 4);
-	ring_put_le32(buf + 4, RING_FORMAT_VERSION);
-	ring_put_le32(buf + 16, r->part_power);
-	ring_put_le32(buf + 20, r->replicas);
-	ring_put_le32(buf + 24, r->node_count);
-	ring_put_le32(buf + 28, 0);
-	ring_put_le64(buf + 32, (uint64_t) r->seed);
-	p = buf + RING_HEADER_SIZE;
 	for (i = 0; i < r->node_count; i++, p += RING_NODE_SIZE)
 	{
 		ring_put_le32(p, (uint32_t) r->nodes[i].id);
@@ -253,10 +262,44 @@ ring_encode(ring *r, uint8_t *buf)
 	}
 	for (i = 0; i < slots; i++, p += 2)
 	{
-		p[0] = (uint8_t) r->assignment[i];
-		p[1] = (uint8_t) (r->assignment[i] >> 8);
+		uint16_t	v = ring_slot_at(r, i);
+
+		p[0] = (uint8_t) v;
+		p[1] = (uint8_t) (v >> 8);
 	}
-	r->fingerprint = ring_hash64(buf + 16, len - 16, RING_FORMAT_VERSION);
+}
+
+ring_status
+ring_encode(const ring_env *env, ring *r, uint8_t *buf, ring_error *err)
+{
+	size_t		len = ring_encoded_size(r->part_power, r->replicas, r->node_count);
+
+	memcpy(buf, ring_magic, 4);
+	ring_put_le32(buf + 4, RING_FORMAT_VERSION);
+	put_fields(r, buf + RING_DIGESTED_FROM);
+	put_body(r, buf + RING_HEADER_SIZE);
+	if (env->digest == NULL)
+		return ring_fail(err, RING_EINVAL, "no digest function to encode a ring with");
+	if (env->digest(env->ctx, buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
+					buf + RING_DIGEST_OFFSET) != 0)
+		return ring_fail(err, RING_ECANCELED, "could not compute the digest of the ring");
+	memcpy(r->digest, buf + RING_DIGEST_OFFSET, RING_DIGEST_SIZE);
+	r->format_version = RING_FORMAT_VERSION;
+	r->fingerprint = ring_hash64(buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
+								 RING_FORMAT_VERSION_1);
+	return RING_OK;
+}
+
+void
+ring_encode_v1(ring *r, uint8_t *buf)
+{
+	size_t		len = ring_encoded_size_v1(r->part_power, r->replicas, r->node_count);
+
+	memcpy(buf, ring_magic, 4);
+	ring_put_le32(buf + 4, RING_FORMAT_VERSION_1);
+	put_fields(r, buf + 16);
+	put_body(r, buf + RING_V1_HEADER_SIZE);
+	r->fingerprint = ring_hash64(buf + 16, len - 16, RING_FORMAT_VERSION_1);
 	ring_put_le64(buf + 8, r->fingerprint);
 }
 
@@ -264,22 +307,42 @@ ring_status
 ring_read_header(const uint8_t *buf, size_t len, ring_header *h,
 				 ring_error *err)
 {
-	if (len < RING_HEADER_SIZE)
+	const uint8_t *fields;
+
+	memset(h, 0, sizeof(*h));
+	if (len < 8)
 		return ring_fail(err, RING_EFORMAT,
-						 "ring value is too short: %zu bytes, the header alone has %d",
-						 len, RING_HEADER_SIZE);
+						 "ring value is too short: %zu bytes", len);
 	if (memcmp(buf, ring_magic, 4) != 0)
 		return ring_fail(err, RING_EFORMAT,
 						 "ring value does not start with the ring magic number");
-	if (ring_get_le32(buf + 4) != RING_FORMAT_VERSION)
+	h->format_version = ring_get_le32(buf + 4);
+	if (h->format_version == RING_FORMAT_VERSION_1)
+	{
+		h->header_size = RING_V1_HEADER_SIZE;
+		fields = buf + 16;
+	}
+	else if (h->format_version == RING_FORMAT_VERSION)
+	{
+		h->header_size = RING_HEADER_SIZE;
+		fields = buf + RING_DIGESTED_FROM;
+	}
+	else
 		return ring_fail(err, RING_EFORMAT,
-						 "ring format version %u is not supported (this build reads version %d)",
-						 ring_get_le32(buf + 4), RING_FORMAT_VERSION);
-	h->fingerprint = ring_get_le64(buf + 8);
-	h->part_power = ring_get_le32(buf + 16);
-	h->replicas = ring_get_le32(buf + 20);
-	h->node_count = ring_get_le32(buf + 24);
-	h->seed = (int64_t) ring_get_le64(buf + 32);
+						 "ring format version %u is not supported (this build reads versions %d and %d)",
+						 h->format_version, RING_FORMAT_VERSION_1, RING_FORMAT_VERSION);
+	if (len < h->header_size)
+		return ring_fail(err, RING_EFORMAT,
+						 "ring value is too short: %zu bytes, the header alone has %u",
+						 len, h->header_size);
+	if (h->format_version == RING_FORMAT_VERSION_1)
+		h->fingerprint = ring_get_le64(buf + 8);
+	else
+		memcpy(h->digest, buf + RING_DIGEST_OFFSET, RING_DIGEST_SIZE);
+	h->part_power = ring_get_le32(fields);
+	h->replicas = ring_get_le32(fields + 4);
+	h->node_count = ring_get_le32(fields + 8);
+	h->seed = (int64_t) ring_get_le64(fields + 16);
 	return RING_OK;
 }
 
@@ -365,12 +428,20 @@ ring_status
 ring_decode(const ring_env *env, const uint8_t *buf, size_t len, ring *out,
 			ring_error *err)
 {
+	return ring_decode_as(env, buf, len, 0, out, err);
+}
+
+ring_status
+ring_decode_as(const ring_env *env, const uint8_t *buf, size_t len,
+			   int partition_major, ring *out, ring_error *err)
+{
 	ring_header h;
 	ring_status st;
 	size_t		expect;
 	size_t		slots;
 	size_t		i;
 	const uint8_t *p;
+	uint32_t	mask;
 
 	memset(out, 0, sizeof(*out));
 	st = ring_read_header(buf, len, &h, err);
@@ -379,23 +450,46 @@ ring_decode(const ring_env *env, const uint8_t *buf, size_t len, ring *out,
 	st = ring_check_sizes(h.node_count, h.part_power, h.replicas, err);
 	if (st != RING_OK)
 		return invalid_ring(err);
-	expect = ring_encoded_size(h.part_power, h.replicas, h.node_count);
+	expect = h.header_size + (size_t) RING_NODE_SIZE * h.node_count +
+		2 * ((size_t) h.replicas << h.part_power);
 	if (len != expect)
 		return ring_fail(err, RING_EFORMAT,
 						 "invalid ring: %zu bytes, but part power %u, %u replicas and %u nodes need %zu",
 						 len, h.part_power, h.replicas, h.node_count, expect);
-	if (ring_get_le32(buf + 28) != 0)
+	if (ring_get_le32(buf + h.header_size - 12) != 0)
 		return ring_fail(err, RING_EFORMAT, "invalid ring: reserved header field is not zero");
-	if (ring_hash64(buf + 16, len - 16, RING_FORMAT_VERSION) != h.fingerprint)
-		return ring_fail(err, RING_EFORMAT,
-						 "invalid ring: fingerprint does not match the contents");
+	if (h.format_version == RING_FORMAT_VERSION_1)
+	{
+		if (ring_hash64(buf + 16, len - 16, RING_FORMAT_VERSION_1) != h.fingerprint)
+			return ring_fail(err, RING_EFORMAT,
+							 "invalid ring: fingerprint does not match the contents");
+	}
+	else
+	{
+		uint8_t		digest[RING_DIGEST_SIZE];
+
+		if (env->digest == NULL)
+			return ring_fail(err, RING_EINVAL, "no digest function to decode a ring with");
+		if (env->digest(env->ctx, buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
+						digest) != 0)
+			return ring_fail(err, RING_ECANCELED, "could not compute the digest of the ring");
+		if (memcmp(digest, h.digest, RING_DIGEST_SIZE) != 0)
+			return ring_fail(err, RING_EFORMAT,
+							 "invalid ring: digest does not match the contents");
+	}
 
 	slots = (size_t) h.replicas << h.part_power;
+	mask = ((uint32_t) 1 << h.part_power) - 1;
 	out->part_power = h.part_power;
 	out->replicas = h.replicas;
 	out->node_count = h.node_count;
 	out->seed = h.seed;
-	out->fingerprint = h.fingerprint;
+	out->format_version = h.format_version;
+	/* format 2: the fingerprint 1.0 stored, which the rebalancer seeds from */
+	out->fingerprint = h.format_version == RING_FORMAT_VERSION_1 ? h.fingerprint :
+		ring_hash64(buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM, RING_FORMAT_VERSION_1);
+	memcpy(out->digest, h.digest, RING_DIGEST_SIZE);
+	out->partition_major = partition_major != 0;
 	out->nodes = env->alloc(env->ctx, sizeof(ring_node) * h.node_count);
 	out->assignment = env->alloc(env->ctx, sizeof(uint16_t) * slots);
 	if (out->nodes == NULL || out->assignment == NULL)
@@ -403,7 +497,7 @@ ring_decode(const ring_env *env, const uint8_t *buf, size_t len, ring *out,
 		ring_free(env, out);
 		return ring_fail(err, RING_ENOMEM, "out of memory");
 	}
-	p = buf + RING_HEADER_SIZE;
+	p = buf + h.header_size;
 	for (i = 0; i < h.node_count; i++, p += RING_NODE_SIZE)
 	{
 		if (ring_get_le32(p + 12) != 0)
@@ -417,8 +511,21 @@ ring_decode(const ring_env *env, const uint8_t *buf, size_t len, ring *out,
 		out->nodes[i].region = (int32_t) ring_get_le32(p + 8);
 		out->nodes[i].weight = bits_double(ring_get_le64(p + 16));
 	}
-	for (i = 0; i < slots; i++, p += 2)
-		out->assignment[i] = (uint16_t) (p[0] | (p[1] << 8));
+	if (!partition_major)
+		for (i = 0; i < slots; i++, p += 2)
+			out->assignment[i] = (uint16_t) (p[0] | (p[1] << 8));
+	else
+		for (i = 0; i < slots; i++, p += 2)
+		{
+			/* the transpose: 2^26 scattered stores at most */
+			if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
+			{
+				ring_free(env, out);
+				return ring_fail(err, RING_ECANCELED, "canceled");
+			}
+			out->assignment[(size_t) (i & mask) * h.replicas + (i >> h.part_power)] =
+				(uint16_t) (p[0] | (p[1] << 8));
+		}
 	st = ring_validate(env, out, err);
 	if (st != RING_OK)
 		ring_free(env, out);
@@ -479,9 +586,16 @@ ring_core_node_stats(const ring_env *env, const ring *r, ring_node_stat *stats,
 		stats[i].wanted = (double) slots * (r->nodes[i].weight / wmax) / wsum;
 	}
 	for (i = 0; i < slots; i++)
+	{
+		if (i % 1048576 == 0 && env->progress != NULL && env->progress(env->ctx))
+		{
+			env->free(env->ctx, quota);
+			return ring_fail(err, RING_ECANCELED, "canceled");
+		}
 		stats[r->assignment[i]].held++;
+	}
 	for (i = 0; i < parts; i++)
-		stats[r->assignment[i]].primaries++;
+		stats[ring_slot(r, 0, (uint32_t) i)].primaries++;
 	env->free(env->ctx, quota);
 	return RING_OK;
 }
@@ -561,6 +675,13 @@ ring_dispersion_count(const ring_env *env, const ring *r, ring_tier tier,
 	{
 		uint32_t	rep;
 
+		if (x % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
+		{
+			env->free(env->ctx, domain);
+			env->free(env->ctx, keys);
+			env->free(env->ctx, stamp);
+			return ring_fail(err, RING_ECANCELED, "canceled");
+		}
 		for (rep = 0; rep < r->replicas; rep++)
 		{
 			uint32_t	d = domain[ring_slot(r, rep, x)];

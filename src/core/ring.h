@@ -10,21 +10,36 @@
  * can answer query cancel.
  *
  * The encoded form (what the SQL type stores after its varlena header) is
- * fixed-width little-endian and identical on every platform:
+ * fixed-width little-endian and identical on every platform.  Format
+ * version 2 (written since 1.1):
  *
  *	offset	size	field
  *	0		4		magic "PRNG"
- *	4		4		format version (1)
- *	8		8		fingerprint: ring_hash64 of bytes 16..end
- *	16		4		part_power p (1..24)
- *	20		4		replicas R
- *	24		4		node count n (1..65535)
- *	28		4		reserved, zero
- *	32		8		seed the ring was built or last rebalanced with
- *	40		24*n	nodes sorted by id: int32 id, int32 zone, int32 region,
+ *	4		4		format version (2)
+ *	8		32		digest: SHA-256 of bytes 40..end
+ *	40		4		part_power p (1..24)
+ *	44		4		replicas R
+ *	48		4		node count n (1..65535)
+ *	52		4		reserved, zero
+ *	56		8		seed the ring was built or last rebalanced with
+ *	64		24*n	nodes sorted by id: int32 id, int32 zone, int32 region,
  *					uint32 zero, float64 weight (IEEE 754 bits)
  *	...		2*R*2^p	assignment, replica-major: uint16 node index of replica
  *					r of partition x at [r * 2^p + x]
+ *
+ * The digest identifies the ring: two values with the same digest and size
+ * hold the same ring (finding two that do not is finding a SHA-256
+ * collision), so a cache of decoded rings may be keyed by it, read from the
+ * header alone.  The core computes no digest itself: ring_env.digest does
+ * (the server uses PostgreSQL's SHA-256, the tests OpenSSL's).
+ *
+ * Format version 1 (written by 1.0) is still read: a 40-byte header with
+ * magic, version (1), at 8 a 64-bit fingerprint (ring_hash64 of bytes 16..end,
+ * seed 1), then part_power, replicas, node count, reserved and seed at 16..40,
+ * then nodes and assignment as above.  Its fingerprint detects accidents, not
+ * attacks (rings with equal fingerprints are easily made): it must never
+ * identify a ring.  (ring_rebalance seeds its choices from it, so the
+ * decoder still computes it for either format: see ring.fingerprint.)
  */
 #ifndef SUBSETTING_CORE_RING_H
 #define SUBSETTING_CORE_RING_H
@@ -38,9 +53,14 @@
 /* replicas * 2^part_power may not exceed this (128 MiB of assignment) */
 #define RING_MAX_SLOTS ((uint64_t) 1 << 26)
 
-#define RING_HEADER_SIZE 40
+#define RING_HEADER_SIZE 64		/* format version 2 */
+#define RING_V1_HEADER_SIZE 40	/* format version 1 */
 #define RING_NODE_SIZE 24
-#define RING_FORMAT_VERSION 1
+#define RING_FORMAT_VERSION 2	/* the format written */
+#define RING_FORMAT_VERSION_1 1 /* the format of 1.0, still read */
+#define RING_DIGEST_SIZE 32
+#define RING_DIGEST_OFFSET 8	/* where the digest is */
+#define RING_DIGESTED_FROM 40	/* the digest covers the bytes from here on */
 
 typedef enum ring_status
 {
@@ -68,6 +88,14 @@ typedef struct ring_env
 	void	   *(*alloc) (void *ctx, size_t size);
 	void		(*free) (void *ctx, void *ptr);
 	int			(*progress) (void *ctx);
+
+	/*
+	 * SHA-256 of len bytes into out (RING_DIGEST_SIZE bytes); returns 0, or
+	 * nonzero if it failed or was canceled.  Needed to encode and to decode;
+	 * a large ring is megabytes, so a server's digest should answer cancel.
+	 */
+	int			(*digest) (void *ctx, const uint8_t *data, size_t len,
+						   uint8_t *out);
 	void	   *ctx;
 } ring_env;
 
@@ -79,22 +107,44 @@ typedef struct ring_node
 	double		weight;
 } ring_node;
 
-/* A decoded ring.  Everything in it has been validated. */
+/*
+ * A decoded ring.  Everything in it has been validated.  The assignment is
+ * replica-major ([r * 2^p + x]) unless partition_major is set ([x * R + r]:
+ * the R replicas of a partition side by side, as a lookup cache keeps it);
+ * read it with ring_slot, which knows both.  The builder and the encoder
+ * write and take replica-major rings.
+ */
 typedef struct ring
 {
 	uint32_t	part_power;
 	uint32_t	replicas;
 	uint32_t	node_count;
 	int64_t		seed;
+	uint32_t	format_version; /* of the value it was decoded from, or 0 */
+	/*
+	 * 1.0's fingerprint: ring_hash64 of the format 1 bytes 16..end (= the
+	 * format 2 bytes 40..end), set by ring_decode and ring_encode.  It
+	 * identifies nothing, but the rebalancer seeds its choices from it, so
+	 * it stays for the rings ring_rebalance makes to stay the same.
+	 */
 	uint64_t	fingerprint;
+	uint8_t		digest[RING_DIGEST_SIZE];	/* set by ring_encode, and by
+											 * ring_decode of format 2 */
+	int			partition_major;
 	ring_node  *nodes;			/* node_count entries, sorted by id */
 	uint16_t   *assignment;		/* replicas << part_power entries */
 } ring;
 
-/* The header fields, readable from the first RING_HEADER_SIZE bytes. */
+/*
+ * The header fields, readable from the first RING_HEADER_SIZE bytes (or
+ * RING_V1_HEADER_SIZE bytes of a format 1 value).
+ */
 typedef struct ring_header
 {
-	uint64_t	fingerprint;
+	uint32_t	format_version; /* 1 or 2 */
+	uint32_t	header_size;	/* RING_V1_HEADER_SIZE or RING_HEADER_SIZE */
+	uint64_t	fingerprint;	/* format 1 */
+	uint8_t		digest[RING_DIGEST_SIZE];	/* format 2 */
 	uint32_t	part_power;
 	uint32_t	replicas;
 	uint32_t	node_count;
@@ -157,20 +207,40 @@ extern ring_status ring_quotas(const ring_env *env, const ring *r,
 							   int64_t *quota, ring_error *err);
 
 /* ---- encoding ---- */
+
+/* Size of the encoded ring (format 2; ring_encoded_size_v1: format 1). */
 extern size_t ring_encoded_size(uint32_t part_power, uint32_t replicas,
 								 uint32_t node_count);
+extern size_t ring_encoded_size_v1(uint32_t part_power, uint32_t replicas,
+								   uint32_t node_count);
 
-/* Write r into buf (ring_encoded_size bytes); sets r->fingerprint. */
-extern void ring_encode(ring *r, uint8_t *buf);
+/*
+ * Write r (replica-major) into buf (ring_encoded_size bytes) in format 2,
+ * with its digest (env->digest), which is also copied to r->digest.
+ */
+extern ring_status ring_encode(const ring_env *env, ring *r, uint8_t *buf,
+							   ring_error *err);
 
-/* Read the header of an encoded ring (len >= RING_HEADER_SIZE).  Checks the
- * magic and version only. */
+/* Write r in format 1, as 1.0 did (tests of reading old values). */
+extern void ring_encode_v1(ring *r, uint8_t *buf);
+
+/*
+ * Read the header of an encoded ring: checks the magic and the version, and
+ * that len covers the header of that version.  Nothing else.
+ */
 extern ring_status ring_read_header(const uint8_t *buf, size_t len,
 									ring_header *h, ring_error *err);
 
-/* Validate everything and decode.  On error nothing is left allocated. */
+/*
+ * Validate everything (a format 2 digest with env->digest, a format 1
+ * fingerprint) and decode, replica-major or (partition_major) not.  On error
+ * nothing is left allocated.
+ */
 extern ring_status ring_decode(const ring_env *env, const uint8_t *buf,
 							   size_t len, ring *out, ring_error *err);
+extern ring_status ring_decode_as(const ring_env *env, const uint8_t *buf,
+								  size_t len, int partition_major, ring *out,
+								  ring_error *err);
 
 /*
  * Validate a decoded ring in memory (what ring_decode checks after reading
@@ -181,8 +251,13 @@ extern ring_status ring_validate(const ring_env *env, const ring *r,
 
 /* ---- text form (JSON) ---- */
 
-/* Writes up to cap bytes (no terminating NUL) and returns the full length. */
-extern size_t ring_to_json(const ring *r, char *buf, size_t cap);
+/*
+ * The length of the text form (buf NULL), or the text form written into buf
+ * (no terminating NUL; cap must be at least the length).  *len receives the
+ * length.  Calls env->progress (the rest of env is not used).
+ */
+extern ring_status ring_to_json(const ring_env *env, const ring *r, char *buf,
+								size_t cap, size_t *len, ring_error *err);
 
 extern ring_status ring_from_json(const ring_env *env, const char *text,
 								  size_t len, ring *out, ring_error *err);
@@ -197,7 +272,19 @@ ring_partition_of(const ring *r, uint64_t key)
 static inline uint16_t
 ring_slot(const ring *r, uint32_t replica, uint32_t partition)
 {
+	if (r->partition_major)
+		return r->assignment[(size_t) partition * r->replicas + replica];
 	return r->assignment[((size_t) replica << r->part_power) + partition];
+}
+
+/* The slot at replica-major position s (= replica * 2^p + partition). */
+static inline uint16_t
+ring_slot_at(const ring *r, size_t s)
+{
+	if (r->partition_major)
+		return ring_slot(r, (uint32_t) (s >> r->part_power),
+						 (uint32_t) (s & (((size_t) 1 << r->part_power) - 1)));
+	return r->assignment[s];
 }
 
 /* Index of the node with this id, or -1. */

@@ -1623,7 +1623,7 @@ repair_if_stuck(const ring_env *env, rebal *b, arena *a, const ring *old,
 	char	   *block;
 
 	for (s = 0; s < slots; s++)
-		if (b->assign[s] != map[old->assignment[s]])
+		if (b->assign[s] != map[ring_slot_at(old, s)])
 			return RING_OK;		/* not stuck: the next rebalance goes on */
 	block = arena_alloc(a, nv * (2 * sizeof(int64_t) + sizeof(int32_t) +
 								 8 * sizeof(uint32_t)));
@@ -1729,7 +1729,7 @@ ring_core_rebalance(const ring_env *env, const ring *old, const ring_node *nodes
 			st = ring_fail(err, RING_ECANCELED, "canceled");
 			goto done;
 		}
-		assign[s] = map[old->assignment[s]];
+		assign[s] = map[ring_slot_at(old, s)];
 		if (assign[s] == FREE_SLOT)
 			touched[s & (parts - 1)] = 1;
 		else

@@ -76,8 +76,24 @@ put_double(outbuf *o, double d)
 	puts_(o, tmp);
 }
 
-size_t
-ring_to_json(const ring *r, char *buf, size_t cap)
+/* digits of an int32, with its sign */
+static size_t
+int_length(int32_t v)
+{
+	uint32_t	u = v < 0 ? (uint32_t) 0 - (uint32_t) v : (uint32_t) v;
+	size_t		n = v < 0 ? 2 : 1;
+
+	while (u >= 10)
+	{
+		u /= 10;
+		n++;
+	}
+	return n;
+}
+
+ring_status
+ring_to_json(const ring_env *env, const ring *r, char *buf, size_t cap,
+			 size_t *len, ring_error *err)
 {
 	outbuf		o;
 	uint32_t	parts = (uint32_t) 1 << r->part_power;
@@ -117,14 +133,29 @@ ring_to_json(const ring *r, char *buf, size_t cap)
 		puts_(&o, "[");
 		for (x = 0; x < parts; x++)
 		{
+			/* 2^26 ids at most: hundreds of megabytes of text */
+			if (x % 65536 == 0 && env != NULL && env->progress != NULL &&
+				env->progress(env->ctx))
+				return ring_fail(err, RING_ECANCELED, "canceled");
+			if (buf == NULL)
+			{
+				/* the length alone: count, do not format */
+				o.len += (x > 0 ? 2 : 0) + int_length(r->nodes[ring_slot(r, rep, x)].id);
+				continue;
+			}
 			if (x > 0)
-				puts_(&o, ", ");
+				put(&o, ", ", 2);
 			put_int(&o, r->nodes[ring_slot(r, rep, x)].id);
 		}
 		puts_(&o, "]");
 	}
 	puts_(&o, "]}");
-	return o.len;
+	*len = o.len;
+	if (buf != NULL && o.len > cap)
+		return ring_fail(err, RING_EINVAL,
+						 "text form of the ring takes %zu bytes, the buffer has %zu",
+						 o.len, cap);
+	return RING_OK;
 }
 
 /* ---- input ---- */

@@ -31,11 +31,12 @@
  */
 static void
 shuffle_rows_from(uint32_t frontend_lot, uint32_t backend_lot, uint32_t lot_size,
-				  uint32_t lowest_row, uint32_t *perm)
+				  uint32_t lowest_row, uint32_t *perm, const core_interrupts *ci)
 {
 	uint64_t	state = splitmix64_mix(((uint64_t) frontend_lot << 32) | backend_lot);
 	uint32_t	lowest_step = lowest_row > 1 ? lowest_row : 1;
 
+	core_interrupts_poll(ci, 0);
 	for (uint32_t i = 0; i < lot_size; i++)
 		perm[i] = i;
 	/* steps lot_size - 1 down to lowest_step; none for a lot of 0 or 1 */
@@ -54,7 +55,7 @@ void
 rocksteadier_shuffle_lot(uint32_t frontend_lot, uint32_t backend_lot, uint32_t lot_size,
 						 uint32_t *perm)
 {
-	shuffle_rows_from(frontend_lot, backend_lot, lot_size, 0, perm);
+	shuffle_rows_from(frontend_lot, backend_lot, lot_size, 0, perm, NULL);
 }
 
 static inline uint32_t
@@ -94,19 +95,20 @@ rocksteadier_shuffle_steps(uint32_t backends, uint32_t subset_size, uint32_t lot
  */
 static const uint32_t *
 visited_lot_shuffle(rocksteadier_cache *cache, uint32_t visit, uint32_t frontend_lot, uint32_t lot,
-					uint32_t lot_size, uint32_t lowest_row, uint32_t *perm)
+					uint32_t lot_size, uint32_t lowest_row, uint32_t *perm,
+					const core_interrupts *ci)
 {
 	uint32_t   *kept;
 
 	if (cache == NULL)
 	{
-		shuffle_rows_from(frontend_lot, lot, lot_size, lowest_row, perm);
+		shuffle_rows_from(frontend_lot, lot, lot_size, lowest_row, perm, ci);
 		return perm;
 	}
 	kept = cache->shuffles + (size_t) visit * lot_size;
 	if (visit == cache->visits_kept)
 	{
-		shuffle_rows_from(frontend_lot, lot, lot_size, 0, kept);
+		shuffle_rows_from(frontend_lot, lot, lot_size, 0, kept, ci);
 		cache->visits_kept++;
 	}
 	return kept;
@@ -114,7 +116,8 @@ visited_lot_shuffle(rocksteadier_cache *cache, uint32_t visit, uint32_t frontend
 
 static int64_t
 write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint32_t lot_size,
-			 uint32_t *out, uint32_t *workspace, rocksteadier_cache *cache)
+			 uint32_t *out, uint32_t *workspace, rocksteadier_cache *cache,
+			 const core_interrupts *ci)
 {
 	uint32_t	count = subset_size < backends ? subset_size : backends;
 	uint32_t   *perm = workspace;
@@ -188,7 +191,7 @@ write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint32_
 	{
 		uint32_t	lot = ringsteady_cursor_next(&cursor);
 		const uint32_t *rows = visited_lot_shuffle(cache, visit, frontend_lot, lot, lot_size,
-												   lowest_row, perm);
+												   lowest_row, perm, ci);
 
 		for (uint32_t p = 0; p < passes; p++)
 		{
@@ -212,7 +215,16 @@ int64_t
 rocksteadier_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 						  uint32_t lot_size, uint32_t *out, uint32_t *workspace)
 {
-	return write_subset(frontend, backends, subset_size, lot_size, out, workspace, NULL);
+	return write_subset(frontend, backends, subset_size, lot_size, out, workspace, NULL, NULL);
+}
+
+int64_t
+rocksteadier_write_subset_interruptible(uint32_t frontend, uint32_t backends,
+										uint32_t subset_size, uint32_t lot_size,
+										uint32_t *out, uint32_t *workspace,
+										const core_interrupts *ci)
+{
+	return write_subset(frontend, backends, subset_size, lot_size, out, workspace, NULL, ci);
 }
 
 void
@@ -229,5 +241,5 @@ rocksteadier_write_subset_cached(uint32_t frontend, uint32_t backends, uint32_t 
 								 uint32_t lot_size, uint32_t *out, uint32_t *workspace,
 								 rocksteadier_cache *cache)
 {
-	return write_subset(frontend, backends, subset_size, lot_size, out, workspace, cache);
+	return write_subset(frontend, backends, subset_size, lot_size, out, workspace, cache, NULL);
 }

@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interrupts.h"
+
 /* Largest lot size accepted (a lot's shuffle is computed whole). */
 #define ROCKSTEADIER_MAX_LOT_SIZE 65536
 
@@ -71,6 +73,11 @@ extern uint64_t rocksteadier_shuffle_steps(uint32_t backends, uint32_t subset_si
  */
 extern int64_t rocksteadier_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 										 uint32_t lot_size, uint32_t *out, uint32_t *workspace);
+/* The same, checking for interrupts (ci) once per lot visited. */
+extern int64_t rocksteadier_write_subset_interruptible(uint32_t frontend, uint32_t backends,
+													   uint32_t subset_size, uint32_t lot_size,
+													   uint32_t *out, uint32_t *workspace,
+													   const core_interrupts *ci);
 
 /*
  * The shuffles that the frontends of one frontend lot share (they visit the

@@ -35,7 +35,7 @@ b_free(void *ctx, void *p)
 	free(p);
 }
 
-static ring_env env = {b_alloc, b_free, NULL, NULL};
+static ring_env env = {b_alloc, b_free, NULL, NULL, NULL};
 
 static ring_node *
 fleet(uint32_t n, uint32_t zones, int random_weights)

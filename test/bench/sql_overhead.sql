@@ -62,6 +62,35 @@ FROM (VALUES
                               (hashint8(i)::bigint << 32) # hashint8(-i))) FROM generate_series(1, ROWS) AS i')
 ) AS cases(position, name, query, baseline_name, baseline);
 
+-- JumpBackAnchorHash against jumpbackhash: nothing, 1, 10 and 1000 buckets
+-- removed (constant arguments, decoded once per query), and the state form.
+INSERT INTO bench_case
+SELECT 100 + position, name, replace(replace(query, 'ROWS', :'rows'), 'REMOVED', removed), baseline_name,
+       replace(baseline, 'ROWS', :'rows')
+FROM (VALUES
+    (1, 'jumpbackanchorhash(i, 1000)', 'SELECT count(jumpbackanchorhash(i, 1000)) FROM generate_series(1, ROWS) AS i',
+     '', 1000),
+    (2, 'jumpbackanchorhash(i, 1000, 1 removed)',
+     'SELECT count(jumpbackanchorhash(i, 1000, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 1000),
+    (3, 'jumpbackanchorhash(i, 1000, 10 removed)',
+     'SELECT count(jumpbackanchorhash(i, 1000, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 1000),
+    (4, 'jumpbackanchorhash(i, 100000, 1000 removed)',
+     'SELECT count(jumpbackanchorhash(i, 100000, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 100000),
+    (5, 'jumpbackanchorhash(i, state of 1000, 10 removed)',
+     'SELECT count(jumpbackanchorhash(i, jumpbackanchorhash_state(1000, ''REMOVED''))) FROM generate_series(1, ROWS) AS i',
+     '', 1000),
+    (6, 'jumpbackanchorhash(i, 10, 1 removed)',
+     'SELECT count(jumpbackanchorhash(i, 10, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 10),
+    (7, 'jumpbackanchorhash(i, 1000000, 10 removed)',
+     'SELECT count(jumpbackanchorhash(i, 1000000, ''REMOVED'')) FROM generate_series(1, ROWS) AS i', '', 1000000)
+) AS c(position, name, query, unused, buckets),
+LATERAL (SELECT coalesce(array_agg(DISTINCT (hashint4(k) & 2147483647) % c.buckets), '{}')::text AS removed
+         FROM generate_series(1, CASE WHEN c.name LIKE '%1000 removed%' THEN 1000
+                                      WHEN c.name LIKE '%10 removed%' THEN 10
+                                      WHEN c.name LIKE '%1 removed%' THEN 1 ELSE 0 END) AS k) AS r,
+LATERAL (SELECT format('jumpbackhash(i, %s)', c.buckets) AS baseline_name,
+                format('SELECT count(jumpbackhash(i, %s)) FROM generate_series(1, ROWS) AS i', c.buckets) AS baseline) AS b;
+
 CREATE TEMP TABLE bench_time (name text, baseline_name text, side text, run int, ms float8);
 
 \i test/bench/time_query.sql

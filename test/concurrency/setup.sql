@@ -118,6 +118,24 @@ SELECT i.id,
        jumphash(i.key_text, i.buckets) AS jumphash_text,
        jumphash(i.key_bytea, i.buckets) AS jumphash_bytea,
        jumphash(i.key_uuid, i.buckets) AS jumphash_uuid,
+       -- jumpbackanchorhash: both forms of a set, conversions, adding and removing
+       jumpbackanchorhash(i.key, i.buckets, a.removed) AS anchor_bigint,
+       jumpbackanchorhash(i.key_text, i.buckets, a.removed) AS anchor_text,
+       jumpbackanchorhash(i.key_bytea, i.buckets, a.removed) AS anchor_bytea,
+       jumpbackanchorhash(i.key_uuid, i.buckets, a.removed) AS anchor_uuid,
+       jumpbackanchorhash(i.key, a.state) AS anchor_state_bigint,
+       jumpbackanchorhash(i.key_text, a.state) AS anchor_state_text,
+       jumpbackanchorhash(i.key_bytea, a.state) AS anchor_state_bytea,
+       jumpbackanchorhash(i.key_uuid, a.state) AS anchor_state_uuid,
+       encode(a.state, 'hex') AS anchor_state,
+       jumpbackanchorhash_buckets(a.state) AS anchor_buckets,
+       jumpbackanchorhash_removed(a.state)::text AS anchor_removed,
+       jumpbackanchorhash_add_bucket(i.buckets, a.removed)::text AS anchor_added,
+       jumpbackanchorhash_add_bucket(a.state)::text AS anchor_state_added,
+       jumpbackanchorhash_remove_bucket(i.buckets, a.removed,
+                                        jumpbackanchorhash(i.key, i.buckets, a.removed))::text AS anchor_removed_one,
+       encode(jumpbackanchorhash_remove_bucket(a.state, jumpbackanchorhash(i.key, a.state)), 'hex')
+           AS anchor_state_removed_one,
        -- subsets
        ringsteady_subset(i.frontend, i.backends, i.subset_size, i.backend_scaling)::text AS ringsteady,
        rocksteadier_subset(i.frontend, i.backends, i.subset_size, i.lot_size)::text AS rocksteadier,
@@ -153,6 +171,10 @@ SELECT i.id,
         FROM ring_moves(s.ring, r.ring) AS m) AS moves
 FROM inputs AS i
 JOIN rings AS s ON s.name = i.ring_name
+CROSS JOIN LATERAL (SELECT x.removed, jumpbackanchorhash_state(i.buckets, x.removed) AS state
+                    FROM (SELECT ARRAY(SELECT DISTINCT h(i.id, 20 + j, i.buckets)::int
+                                       FROM generate_series(1, least(1 + i.id % 5, i.buckets - 1)) AS j)
+                                 AS removed) AS x) AS a
 CROSS JOIN LATERAL (SELECT ring_build(i.node_ids, i.node_weights, i.node_zones, i.node_regions,
                                       i.part_power, i.replicas, i.seed) AS ring OFFSET 0) AS b
 CROSS JOIN LATERAL (SELECT ring_rebalance(s.ring, i.new_ids, i.new_weights, i.new_zones,

@@ -16,6 +16,7 @@ PROJECT_PACKAGES=(
 	make gcc clang-14 llvm-14 libclang-rt-14-dev valgrind binutils git procps
 	gnuplot-nox
 	libxxhash-dev xxhash python3-xxhash
+	libssl-dev
 )
 
 # Packages only the benchmarks need: OpenStack Swift's ring builder.

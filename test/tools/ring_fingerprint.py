@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # test/tools/ring_fingerprint.py
 # Independent implementation of the ring encoding (src/core/ring.h layout)
-# and ring_hash64, for the golden fingerprint in test/test_ring.c.
+# and ring_hash64, for the golden fingerprint (format 1) and digest (format
+# 2) in test/test_ring.c.
 import struct
 M = (1 << 64) - 1
 def rotl(x, r): return ((x << r) | (x >> (64 - r))) & M
@@ -25,9 +26,14 @@ def h64(data, seed):
     h1 ^= n
     h1 = (h1 + h2) & M; h2 = (h2 + h1) & M
     return fmix(h1) ^ fmix((h2 + 0x2545f4914f6cdd1d) & M)
-# the ring of json_exact_small_ring: p=1, R=2, seed 5, nodes (1, zone 0, 1.0), (2, zone 1, 1.5)
-# assignment [[1,2],[2,1]] -> indexes [[0,1],[1,0]]
-body = struct.pack('<IIIIq', 1, 2, 2, 0, 5)
-body += struct.pack('<iiiId', 1, 0, 0, 0, 1.0) + struct.pack('<iiiId', 2, 1, 0, 0, 1.5)
-body += struct.pack('<HHHH', 0, 1, 1, 0)
-print(hex(h64(body, 1)), len(body) + 16)
+if __name__ == '__main__':
+    import hashlib
+    # the ring of json_exact_small_ring: p=1, R=2, seed 5, nodes (1, zone 0, 1.0), (2, zone 1, 1.5)
+    # assignment [[1,2],[2,1]] -> indexes [[0,1],[1,0]]
+    body = struct.pack('<IIIIq', 1, 2, 2, 0, 5)
+    body += struct.pack('<iiiId', 1, 0, 0, 0, 1.0) + struct.pack('<iiiId', 2, 1, 0, 0, 1.5)
+    body += struct.pack('<HHHH', 0, 1, 1, 0)
+    # format 1: the fingerprint and the size; format 2: SHA-256 of the same
+    # fields (bytes 40..end), 24 bytes more
+    print(hex(h64(body, 1)), len(body) + 16)
+    print(hashlib.sha256(body).hexdigest(), len(body) + 40)
