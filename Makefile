@@ -36,6 +36,7 @@ REGRESS = \
 	reshard_safety \
 	reshard_metadata \
 	reshard_hash \
+	reshard_anchor \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

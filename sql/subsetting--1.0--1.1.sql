@@ -377,7 +377,10 @@ BEGIN
         -- name is schema-qualified when the extension's schema is not on
         -- the search_path.
         parts := pg_catalog.regexp_match(key_def,
-            '^((?:(?:"(?:[^"]|"")+"|[^".(), ]+)\.)?(jumpbackhash|jumphash))\((.*), (\d+)\)$');
+            '^((?:(?:"(?:[^"]|"")+"|[^".(), ]+)\.)?(jumpbackhash|jumphash|jumpbackanchorhash))\((.*), (\d+)(?:, ''(\{[0-9,]*\})''::integer\[\])?\)$');
+        IF parts[5] IS NOT NULL AND parts[2] <> 'jumpbackanchorhash' THEN
+            RETURN;
+        END IF;
         IF parts IS NULL OR NOT EXISTS (
                 SELECT FROM pg_catalog.pg_depend d
                 JOIN pg_catalog.pg_proc p ON p.oid = d.refobjid AND p.proname = parts[2]
@@ -392,6 +395,7 @@ BEGIN
         hash_function := parts[1];
         key := parts[3];
         buckets := parts[4]::int;
+        removed := coalesce(parts[5], '{}')::int[];
     ELSIF strategy = 'h' THEN
         -- HASH (key jumpbackhash<N>_<type>_ops), a class of the extension's
         -- schema: REMAINDER b holds the rows with jumpbackhash(key, N) = b.
@@ -412,6 +416,7 @@ BEGIN
     END IF;
     FOR bucket, partition, partition_bound IN
         SELECT CASE WHEN b.v ~ '^\d{1,9}$' AND b.v::int < buckets AND (b.m IS NULL OR b.m = buckets::text)
+                         AND NOT b.v::int = ANY (removed)
                     THEN b.v::int END,
                c.oid::regclass, b.bound
         FROM pg_catalog.pg_inherits i
@@ -442,7 +447,11 @@ COMMENT ON FUNCTION sharding_layout(regclass) IS
 CREATE FUNCTION reshard_bucket_sql(hash_function text, key text, buckets int, removed int[] DEFAULT '{}')
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT pg_catalog.format('%s(%s, %s)', hash_function, key, buckets) $$;
+AS $$
+SELECT CASE WHEN hash_function ~ 'jumpbackanchorhash"?$' AND cardinality(removed) > 0
+            THEN pg_catalog.format('%s(%s, %s, %L::integer[])', hash_function, key, buckets, removed::text)
+            ELSE pg_catalog.format('%s(%s, %s)', hash_function, key, buckets) END
+$$;
 
 COMMENT ON FUNCTION reshard_bucket_sql(text, text, int, int[]) IS
 'the SQL expression of a key''s bucket, as sharding_layout describes the partitioning, for a given bucket count: the partition key of a resharded table (internal)';
@@ -473,6 +482,12 @@ DECLARE
     key_sql text;
     opclass text;
     new_opclass text;
+    old_removed int[] := '{}';
+    new_removed int[] := '{}';
+    old_parts regclass[];
+    new_parts_arr regclass[];
+    new_bucket int;
+    b int;
     partition_by text;
     bound_sql text;
     parts regclass[];
@@ -509,7 +524,7 @@ BEGIN
     END IF;
 
     -- The layout: one partition for each bucket.
-    EXECUTE format('SELECT l.method, l.hash_function, l.key, l.buckets, l.operator_class FROM %I.sharding_layout($1) AS l LIMIT 1', ext)
+    EXECUTE format('SELECT l.method, l.hash_function, l.key, l.buckets, l.operator_class, l.removed FROM %I.sharding_layout($1) AS l LIMIT 1', ext)
     INTO lay USING parent;
     IF lay.method IS NULL THEN
         RAISE EXCEPTION 'table % is not partitioned by the extension''s functions or operator classes', parent
@@ -519,6 +534,7 @@ BEGIN
     END IF;
     method := lay.method;
     opclass := lay.operator_class;
+    old_removed := lay.removed;
     hf := lay.hash_function;
     key_sql := lay.key;
     n := lay.buckets;
@@ -534,12 +550,69 @@ BEGIN
         END IF;
         parts[r.bucket + 1] := r.partition;
     END LOOP;
-    IF array_position(parts, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'table % has no partition for bucket %', parent, array_position(parts, NULL) - 1
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    FOR i IN 1 .. n LOOP
+        IF parts[i] IS NULL AND NOT (i - 1) = ANY (old_removed) THEN
+            RAISE EXCEPTION 'table % has no partition for bucket %', parent, i - 1
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END LOOP;
 
-    IF operation = 'add' THEN
+    IF method = 'jumpbackanchorhash' THEN
+        -- Any bucket can go (pushed on the removed stack), and adding takes
+        -- back the most recently removed one (hash4j's rules, in the
+        -- extension's functions).
+        old_parts := parts;
+        new_parts_arr := parts;
+        IF operation = 'add' THEN
+            IF partition IS NULL THEN
+                RAISE EXCEPTION 'new_partition must not be null' USING ERRCODE = 'null_value_not_allowed';
+            END IF;
+            IF partition = ANY (parts) THEN
+                resuming := true;   -- called again after a failure past the swap
+                new_bucket := array_position(parts, partition) - 1;
+                new_n := n;
+                new_removed := old_removed;
+                old_parts[new_bucket + 1] := NULL;
+            ELSE
+                IF EXISTS (SELECT FROM pg_inherits WHERE inhrelid = partition) THEN
+                    RAISE EXCEPTION 'table % is already a partition', partition USING ERRCODE = 'invalid_parameter_value';
+                END IF;
+                EXECUTE format('SELECT * FROM %I.jumpbackanchorhash_add_bucket($1, $2)', ext)
+                INTO new_n, new_removed, new_bucket USING n, old_removed;
+                new_parts_arr[new_bucket + 1] := partition;
+            END IF;
+        ELSIF operation = 'remove' THEN
+            IF partition IS NULL THEN
+                RAISE EXCEPTION 'the partition of % to remove must be named', parent
+                    USING ERRCODE = 'null_value_not_allowed',
+                          HINT = 'jumpbackanchorhash can remove any bucket: CALL reshard_remove_partition(parent, partition).';
+            END IF;
+            IF partition = ANY (parts) THEN
+                IF cardinality(array_remove(parts, NULL)) = 1 THEN
+                    RAISE EXCEPTION 'cannot remove the only partition of %', parent USING ERRCODE = 'invalid_parameter_value';
+                END IF;
+                b := array_position(parts, partition) - 1;
+                EXECUTE format('SELECT * FROM %I.jumpbackanchorhash_remove_bucket($1, $2, $3)', ext)
+                INTO new_n, new_removed USING n, old_removed, b;
+                new_parts_arr[b + 1] := NULL;
+            ELSE
+                -- Removed by a call that failed after the swap: it held the
+                -- most recently removed bucket.
+                IF EXISTS (SELECT FROM pg_inherits WHERE inhrelid = partition) OR cardinality(old_removed) = 0 THEN
+                    RAISE EXCEPTION 'table % is not a partition of %', partition, parent USING ERRCODE = 'invalid_parameter_value';
+                END IF;
+                resuming := true;
+                new_n := n;
+                new_removed := old_removed;
+                b := old_removed[cardinality(old_removed)];
+                old_removed := old_removed[1 : cardinality(old_removed) - 1];
+                old_parts[b + 1] := partition;
+            END IF;
+            removed_part := partition;
+        ELSE
+            RAISE EXCEPTION 'unknown resharding operation %', operation;
+        END IF;
+    ELSIF operation = 'add' THEN
         IF partition IS NULL THEN
             RAISE EXCEPTION 'new_partition must not be null' USING ERRCODE = 'null_value_not_allowed';
         END IF;
@@ -583,7 +656,12 @@ BEGIN
     ELSE
         RAISE EXCEPTION 'unknown resharding operation %', operation;
     END IF;
-    removed_part := CASE WHEN operation = 'remove' THEN parts[n] END;
+    IF method <> 'jumpbackanchorhash' THEN
+        removed_part := CASE WHEN operation = 'remove' THEN parts[n] END;
+        old_parts := parts[1 : n];
+        new_parts_arr := parts[1 : new_n];
+        new_bucket := new_n - 1;
+    END IF;
 
     -- The parent: nothing that cannot be carried over to the new parent.
     IF p.relispartition THEN
@@ -682,7 +760,7 @@ BEGIN
 
     -- The partitions, old and new: same owner as the parent, the parent's
     -- columns, and no code of their own (they are written to as their owner).
-    rels := parts;
+    rels := ARRAY(SELECT DISTINCT x FROM unnest(old_parts || new_parts_arr) AS x WHERE x IS NOT NULL);
     FOR i IN 1 .. array_length(rels, 1) LOOP
         SELECT * INTO r FROM pg_class WHERE oid = rels[i];
         IF r.relkind NOT IN ('r', 'f') THEN
@@ -776,8 +854,8 @@ BEGIN
     INTO cols, row_sql
     FROM pg_attribute
     WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped AND attgenerated = '';
-    EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3)', ext) INTO old_expr USING hf, key_sql, n;
-    EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3)', ext) INTO new_expr USING hf, key_sql, new_n;
+    EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3, $4)', ext) INTO old_expr USING hf, key_sql, n, old_removed;
+    EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3, $4)', ext) INTO new_expr USING hf, key_sql, new_n, new_removed;
     IF partition_by IS NULL THEN
         partition_by := format('LIST (%s)', new_expr);
         bound_sql := 'FOR VALUES IN (%s)';
@@ -786,20 +864,24 @@ BEGIN
     -- rows that move.  Targets: the partitions of the new layout that
     -- receive rows, with the condition of the copies they hold (rows that are
     -- not of their old bucket).
-    FOR i IN 1 .. n LOOP
-        -- Removing a bucket moves only its rows (a jump hash moves a key only
-        -- from the bucket that goes).
-        CONTINUE WHEN operation = 'remove' AND parts[i] <> removed_part;
+    FOR i IN 1 .. coalesce(array_length(old_parts, 1), 0) LOOP
+        CONTINUE WHEN old_parts[i] IS NULL;
+        -- Removing a bucket moves only its rows (these hashes move a key
+        -- only from the bucket that goes).
+        CONTINUE WHEN operation = 'remove' AND old_parts[i] <> removed_part;
+        -- Adding, the new partition (called again) is no source.
+        CONTINUE WHEN operation = 'add' AND old_parts[i] = partition;
         sources := sources || jsonb_build_object(
-            'rel', parts[i]::text, 'local', (SELECT relkind <> 'f' FROM pg_class WHERE oid = parts[i]),
+            'rel', old_parts[i]::text, 'local', (SELECT relkind <> 'f' FROM pg_class WHERE oid = old_parts[i]),
             'bucket', i - 1,
-            'moving', CASE WHEN parts[i] = removed_part THEN 'true' ELSE format('%s <> %s', new_expr, i - 1) END);
+            'moving', CASE WHEN old_parts[i] = removed_part THEN 'true' ELSE format('%s <> %s', new_expr, i - 1) END);
     END LOOP;
-    FOR i IN 1 .. new_n LOOP
-        new_parts := new_parts || jsonb_build_object('rel', parts[i]::text, 'bucket', i - 1);
-        IF (operation = 'add' AND i = new_n) OR operation = 'remove' THEN
+    FOR i IN 1 .. coalesce(array_length(new_parts_arr, 1), 0) LOOP
+        CONTINUE WHEN new_parts_arr[i] IS NULL;
+        new_parts := new_parts || jsonb_build_object('rel', new_parts_arr[i]::text, 'bucket', i - 1);
+        IF (operation = 'add' AND i - 1 = new_bucket) OR operation = 'remove' THEN
             targets := targets || jsonb_build_object(
-                'rel', parts[i]::text, 'local', (SELECT relkind <> 'f' FROM pg_class WHERE oid = parts[i]),
+                'rel', new_parts_arr[i]::text, 'local', (SELECT relkind <> 'f' FROM pg_class WHERE oid = new_parts_arr[i]),
                 'bucket', i - 1,
                 'copies', CASE WHEN operation = 'add' THEN 'true' ELSE format('%s <> %s', old_expr, i - 1) END);
         END IF;
