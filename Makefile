@@ -35,6 +35,10 @@ REGRESS = \
 	jump_in_tables \
 	keys \
 	reshard \
+	reshard_safety \
+	reshard_metadata \
+	reshard_hash \
+	reshard_anchor \
 	partition_hash \
 	ringsteady \
 	rocksteadier \
@@ -47,6 +51,14 @@ REGRESS = \
 	ring_lookup \
 	install_as_owner \
 	argument_sweep
+
+# Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
+# make installcheck after the regression tests.
+ISOLATION = \
+	reshard_direct_writers \
+	reshard_read_write \
+	reshard_two_at_once \
+	reshard_long_reader
 
 PG_CPPFLAGS = -I$(srcdir)/src
 # Export only what the server looks up by name (src/compat.h says how).

@@ -1,0 +1,132 @@
+--
+-- What resharding carries over to the new parent, compared before and
+-- after from the catalogs: owner, privileges (table and columns),
+-- constraints and indexes under their own names, foreign keys, statistics
+-- targets and objects, column options, comments, replica identity,
+-- publications.  The partitions are the same tables, their indexes and
+-- foreign keys attached again, not duplicated.  The parent's OID changes.
+--
+SET client_min_messages = error;
+\set SHOW_CONTEXT never
+CREATE EXTENSION IF NOT EXISTS subsetting;
+CREATE ROLE regress_meta_owner;
+CREATE ROLE regress_meta_reader;
+CREATE ROLE regress_meta_writer;
+GRANT CREATE ON SCHEMA public TO regress_meta_owner;
+
+CREATE TABLE tenants (id int PRIMARY KEY);
+INSERT INTO tenants SELECT generate_series(0, 9);
+CREATE TABLE orders (id bigint NOT NULL, tenant int NOT NULL REFERENCES tenants,
+                     note text DEFAULT 'none' COLLATE "C", amount numeric CONSTRAINT positive_amount CHECK (amount > 0),
+                     doubled numeric GENERATED ALWAYS AS (amount * 2) STORED)
+    PARTITION BY LIST (jumpbackhash(id, 2));
+CREATE TABLE orders_0 PARTITION OF orders FOR VALUES IN (0);
+CREATE TABLE orders_1 PARTITION OF orders FOR VALUES IN (1);
+ALTER TABLE orders_0 ADD PRIMARY KEY (id);
+ALTER TABLE orders_1 ADD PRIMARY KEY (id);
+INSERT INTO orders (id, tenant, note, amount) SELECT i, i % 10, 'order ' || i, i FROM generate_series(1, 2000) AS i;
+CREATE INDEX my_note_index ON orders (note);
+CREATE INDEX orders_lower_note ON orders (lower(note)) WHERE amount > 10;
+COMMENT ON INDEX my_note_index IS 'by note';
+CREATE STATISTICS orders_stats (ndistinct) ON tenant, note FROM orders;
+ALTER STATISTICS orders_stats SET STATISTICS 500;
+COMMENT ON STATISTICS orders_stats IS 'tenant and note';
+ALTER TABLE orders ALTER COLUMN note SET STATISTICS 1000;
+ALTER TABLE orders ALTER COLUMN tenant SET (n_distinct_inherited = 10);
+COMMENT ON TABLE orders IS 'one row per order';
+COMMENT ON COLUMN orders.note IS 'free text';
+COMMENT ON CONSTRAINT positive_amount ON orders IS 'no free orders';
+ALTER TABLE orders REPLICA IDENTITY FULL;
+CREATE PUBLICATION orders_pub FOR TABLE orders;
+CREATE PUBLICATION orders_cols FOR TABLE orders (id, tenant, amount)
+    WITH (publish_via_partition_root = true, publish = 'insert');
+GRANT SELECT ON orders TO regress_meta_reader;
+GRANT INSERT, UPDATE ON orders TO regress_meta_writer WITH GRANT OPTION;
+GRANT SELECT (id, note), UPDATE (note) ON orders TO PUBLIC;
+ALTER TABLE orders OWNER TO regress_meta_owner;
+ALTER TABLE orders_0 OWNER TO regress_meta_owner;
+ALTER TABLE orders_1 OWNER TO regress_meta_owner;
+REVOKE TRUNCATE ON orders FROM regress_meta_owner;
+
+-- Everything about a table that must survive, by name, from the catalogs.
+CREATE FUNCTION pg_temp.describe(t regclass) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT 'owner ' || pg_get_userbyid(relowner) FROM pg_class WHERE oid = t
+    UNION ALL SELECT 'comment ' || obj_description(t, 'pg_class')
+    UNION ALL SELECT 'replica identity ' || relreplident::text FROM pg_class WHERE oid = t
+    UNION ALL SELECT format('grant %s to %s%s by %s', a.privilege_type,
+                           CASE WHEN a.grantee = 0 THEN 'public' ELSE pg_get_userbyid(a.grantee) END,
+                           CASE WHEN a.is_grantable THEN ' with grant option' ELSE '' END, pg_get_userbyid(a.grantor))
+              FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = t
+    UNION ALL SELECT format('column %s %s not null %s default %s statistics %s options %s collation %s comment %s acl %s',
+                            a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+                            pg_get_expr(d.adbin, d.adrelid), a.attstattarget,
+                            array(SELECT o FROM unnest(a.attoptions) AS o WHERE o NOT LIKE 'pg_attver=%'), a.attcollation::regcollation,
+                            col_description(t, a.attnum), a.attacl)
+              FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+              WHERE a.attrelid = t AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL SELECT format('constraint %s %s comment %s', conname, pg_get_constraintdef(oid),
+                            obj_description(oid, 'pg_constraint'))
+              FROM pg_constraint WHERE conrelid = t
+    UNION ALL SELECT format('index %s comment %s', pg_get_indexdef(indexrelid), obj_description(indexrelid, 'pg_class'))
+              FROM pg_index WHERE indrelid = t
+    UNION ALL SELECT format('statistics %s target %s comment %s', pg_get_statisticsobjdef(oid), stxstattarget,
+                            obj_description(oid, 'pg_statistic_ext'))
+              FROM pg_statistic_ext WHERE stxrelid = t
+    UNION ALL SELECT format('publication %s columns %s filter %s', p.pubname,
+                            (SELECT array_agg(attname ORDER BY attnum) FROM pg_attribute
+                             WHERE attrelid = t AND attnum = ANY (r.prattrs::int2[])), pg_get_expr(r.prqual, r.prrelid))
+              FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid WHERE r.prrelid = t
+    UNION ALL SELECT format('partition %s: index %s attached %s', i.indrelid::regclass, i.indexrelid::regclass,
+                            EXISTS (SELECT FROM pg_inherits h WHERE h.inhrelid = i.indexrelid))
+              FROM pg_index i WHERE i.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = t)
+    UNION ALL SELECT format('partition %s: constraint %s %s inherited %s', conrelid::regclass, conname,
+                            pg_get_constraintdef(oid), coninhcount)
+              FROM pg_constraint WHERE conrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = t)
+$$;
+CREATE TEMP TABLE before AS SELECT pg_temp.describe('orders') AS line;
+CREATE TEMP TABLE before_oid AS SELECT 'orders'::regclass::oid AS oid;
+CREATE TEMP TABLE rows_before AS SELECT id, tenant, note, amount, doubled FROM orders;
+SELECT line AS compared FROM before ORDER BY 1;
+
+CREATE TABLE orders_2 (LIKE orders INCLUDING ALL);
+ALTER TABLE orders_2 ADD PRIMARY KEY (id);
+ALTER TABLE orders_2 ADD FOREIGN KEY (tenant) REFERENCES tenants;
+ALTER TABLE orders_2 OWNER TO regress_meta_owner;
+-- A foreign key to a partition (one cannot refer to the parent: a table
+-- partitioned by an expression has no unique constraint) stops it up front:
+-- the rows it refers to may move.
+CREATE TABLE order_lines (order_id bigint REFERENCES orders_0);
+SET client_min_messages = warning;
+CALL reshard_add_partition('orders', 'orders_2');
+DROP TABLE order_lines;
+SET client_min_messages = error;
+CALL reshard_add_partition('orders', 'orders_2');
+
+-- Differences, both ways, apart from the new partition.
+SELECT line AS lost FROM before EXCEPT SELECT pg_temp.describe('orders') ORDER BY 1;
+SELECT line AS new FROM (SELECT pg_temp.describe('orders') AS line EXCEPT SELECT line FROM before) AS n
+WHERE line NOT LIKE 'partition orders_2:%' ORDER BY 1;
+SELECT line AS new_partition FROM pg_temp.describe('orders') AS line WHERE line LIKE 'partition orders_2:%' ORDER BY 1;
+SELECT pg_get_partkeydef('orders'::regclass) AS partition_key,
+       'orders'::regclass::oid <> (SELECT oid FROM before_oid) AS new_oid,
+       (SELECT count(*) FROM (SELECT id, tenant, note, amount, doubled FROM orders
+                              EXCEPT ALL SELECT * FROM rows_before) AS d) AS rows_changed,
+       (SELECT count(*) FROM orders) = (SELECT count(*) FROM rows_before) AS same_count;
+-- The foreign key still works, from the new parent.
+INSERT INTO orders (id, tenant, amount) VALUES (5000, 99, 1);
+
+-- And the same back to two buckets.
+CREATE TEMP TABLE at3 AS SELECT pg_temp.describe('orders') AS line;
+CALL reshard_remove_partition('orders');
+SELECT line AS lost FROM at3 WHERE line NOT LIKE 'partition orders_2:%'
+EXCEPT SELECT pg_temp.describe('orders') ORDER BY 1;
+SELECT line AS differs_from_the_start FROM (SELECT pg_temp.describe('orders') AS line EXCEPT SELECT line FROM before) AS n
+ORDER BY 1;
+SELECT (SELECT count(*) FROM orders_2) AS orders_2_rows,
+       (SELECT count(*) FROM (SELECT id, tenant, note, amount, doubled FROM orders
+                              EXCEPT ALL SELECT * FROM rows_before) AS d) AS rows_changed;
+
+DROP PUBLICATION orders_pub, orders_cols;
+DROP TABLE orders, orders_2, tenants;
+REVOKE CREATE ON SCHEMA public FROM regress_meta_owner;
+DROP ROLE regress_meta_owner, regress_meta_reader, regress_meta_writer;
