@@ -11,7 +11,7 @@ RESET client_min_messages;
 
 -- Random combinations per function: 300, or argument_sweep.random_calls;
 -- they draw int4 values up to argument_sweep.random_int4_max (all of them
--- when it is not set).  test/run-valgrind-tests sets 100 and 16777215: under
+-- when it is not set).  test/run-valgrind-tests sets 30 and 16777215: under
 -- valgrind a call costs some thirty times more, and a combination such as a
 -- subset of 2^24 out of 2^24 backends takes minutes, well past the time limit
 -- of a call below.  The extremes, one argument at a time, try every value
