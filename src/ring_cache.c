@@ -136,6 +136,9 @@ ring_report_error(const ring_error *err, int format_code)
 					(errcode(format_code),
 					 errmsg("%s", err->message)));
 			break;
+		case RING_EINTERNAL:
+			elog(ERROR, "partition ring: %s", err->message);
+			break;
 		default:
 			break;
 	}

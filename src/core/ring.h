@@ -69,7 +69,8 @@ typedef enum ring_status
 	RING_ELIMIT,				/* the ring would be too large */
 	RING_ENOMEM,				/* the allocator returned NULL */
 	RING_ECANCELED,				/* the progress callback asked to stop */
-	RING_EFORMAT				/* malformed encoded or text value */
+	RING_EFORMAT,				/* malformed encoded or text value */
+	RING_EINTERNAL				/* a bug: an invariant of the core failed */
 } ring_status;
 
 typedef struct ring_error
