@@ -7,9 +7,9 @@ OBJS = \
 	src/key_hash.o \
 	src/partition_hash.o \
 	src/subsets.o \
-	src/ring.o \
+	src/ring_sql.o \
 	src/ring_cache.o \
-	src/ring_lookup.o \
+	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \
 	src/core/jumpbackanchor.o \

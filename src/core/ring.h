@@ -296,6 +296,31 @@ extern ring_status ring_core_node_stats(const ring_env *env, const ring *r,
 								   ring_node_stat *stats, ring_error *err);
 
 /*
+ * A node's balance: how far what it holds is from its exact weighted share,
+ * in percent of that share, 100 * (held - wanted) / wanted.  Returns 0 and
+ * leaves *balance alone for a node that wants nothing (weight 0).
+ */
+static inline int
+ring_node_balance(const ring_node_stat *s, double *balance)
+{
+	if (!(s->wanted > 0))
+		return 0;
+	*balance = 100.0 * ((double) s->held - s->wanted) / s->wanted;
+	return 1;
+}
+
+/* The largest absolute balance of the nodes (0 for none). */
+extern double ring_max_balance(const ring_node_stat *stats, uint32_t n);
+
+/*
+ * The failure domains of a ring's node table: distinct (region, zone) pairs
+ * and distinct regions.
+ */
+extern ring_status ring_count_domains(const ring_env *env, const ring *r,
+									  uint32_t *zones, uint32_t *regions,
+									  ring_error *err);
+
+/*
  * Partition-replicas placed in a failure domain of this tier that already
  * holds an earlier replica of the same partition (the dispersion numerator;
  * divide by R * 2^p).

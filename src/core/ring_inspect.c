@@ -6,6 +6,7 @@
 #include "core/ring.h"
 #include "core/ring_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,5 +173,46 @@ ring_dispersion_count(const ring_env *env, const ring *r, ring_tier tier,
 	env->free(env->ctx, keys);
 	env->free(env->ctx, stamp);
 	*count = c;
+	return RING_OK;
+}
+
+double
+ring_max_balance(const ring_node_stat *stats, uint32_t n)
+{
+	double		worst = 0;
+	double		balance;
+	uint32_t	i;
+
+	for (i = 0; i < n; i++)
+		if (ring_node_balance(&stats[i], &balance) && fabs(balance) > worst)
+			worst = fabs(balance);
+	return worst;
+}
+
+ring_status
+ring_count_domains(const ring_env *env, const ring *r, uint32_t *zones,
+				   uint32_t *regions, ring_error *err)
+{
+	uint64_t   *keys;
+	uint32_t	i;
+
+	*zones = 0;
+	*regions = 0;
+	keys = env->alloc(env->ctx, sizeof(uint64_t) * (r->node_count + 1));
+	if (keys == NULL)
+		return ring_fail(err, RING_ENOMEM, "out of memory");
+	/* (region, zone) as one unsigned key, ordered as the signed pair */
+	for (i = 0; i < r->node_count; i++)
+		keys[i] = ((uint64_t) ((uint32_t) r->nodes[i].region ^ 0x80000000u) << 32) |
+			((uint32_t) r->nodes[i].zone ^ 0x80000000u);
+	qsort(keys, r->node_count, sizeof(uint64_t), cmp_u64);
+	for (i = 0; i < r->node_count; i++)
+	{
+		if (i == 0 || keys[i] != keys[i - 1])
+			(*zones)++;
+		if (i == 0 || (keys[i] >> 32) != (keys[i - 1] >> 32))
+			(*regions)++;
+	}
+	env->free(env->ctx, keys);
 	return RING_OK;
 }

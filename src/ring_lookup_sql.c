@@ -1,5 +1,5 @@
 /*
- * src/ring_lookup.c
+ * src/ring_lookup_sql.c
  *		SQL functions of partition ring lookups as applications hold their
  *		keys: ring_partition and ring_nodes of text, bytea and uuid keys (of
  *		their xxh3_64), handoff nodes (ring_handoff_nodes,
