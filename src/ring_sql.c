@@ -164,7 +164,7 @@ array_elements(ArrayType *a, Oid type, const char *name, int *count)
 	for (i = 0; i < *count; i++)
 		if (nulls[i])
 			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s cannot contain NULL, found one at position %d",
 							name, i + 1)));
 	return values;

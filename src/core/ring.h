@@ -5,9 +5,10 @@
  *
  * This is the pure core: plain C99, no PostgreSQL header.  It never allocates
  * behind the caller's back (every allocation goes through ring_env), reports
- * invalid arguments with a status code and a message written into a caller's
- * ring_error, and calls ring_env.progress from its long loops so that a server
- * can answer query cancel.
+ * every failure with a status code and a message naming the bad value written
+ * into a caller's ring_error (the convention is in core/core.h), and calls
+ * ring_env.progress from its long loops so that a server can answer query
+ * cancel.
  *
  * The encoded form (what the SQL type stores after its varlena header) is
  * fixed-width little-endian and identical on every platform.  Format
@@ -47,6 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/core.h"
+
 #define RING_MIN_PART_POWER 1
 #define RING_MAX_PART_POWER 24
 #define RING_MAX_NODES 65535
@@ -73,6 +76,7 @@ typedef enum ring_status
 	RING_EINTERNAL				/* a bug: an invariant of the core failed */
 } ring_status;
 
+/* What failed, and the message (what was wrong, which value). */
 typedef struct ring_error
 {
 	ring_status code;

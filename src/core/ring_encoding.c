@@ -72,7 +72,7 @@ ring_encode(const ring_env *env, ring *r, uint8_t *buf, ring_error *err)
 	put_fields(r, buf + RING_DIGESTED_FROM);
 	put_body(r, buf + RING_HEADER_SIZE);
 	if (env->digest == NULL)
-		return ring_fail(err, RING_EINVAL, "no digest function to encode a ring with");
+		return ring_fail(err, RING_EINTERNAL, "no digest function to encode a ring with");
 	if (env->digest(env->ctx, buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
 					buf + RING_DIGEST_OFFSET) != 0)
 		return ring_fail(err, RING_ECANCELED, "could not compute the digest of the ring");
@@ -251,7 +251,7 @@ ring_decode_as(const ring_env *env, const uint8_t *buf, size_t len,
 		uint8_t		digest[RING_DIGEST_SIZE];
 
 		if (env->digest == NULL)
-			return ring_fail(err, RING_EINVAL, "no digest function to decode a ring with");
+			return ring_fail(err, RING_EINTERNAL, "no digest function to decode a ring with");
 		if (env->digest(env->ctx, buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
 						digest) != 0)
 			return ring_fail(err, RING_ECANCELED, "could not compute the digest of the ring");

@@ -8,9 +8,9 @@
  *					arithmetic, weight units, ring_free
  *	ring_check.c	argument checks (sizes, weights)
  *	ring_encoding.c	the binary form: encode, read the header, decode, validate
- *	ring_json.c		the text form
  *	ring_tree.c		the failure-domain tree and the quotas (ring_tree.h)
  *	ring_inspect.c	node statistics, dispersion, domain counts, balance
+ *	ring_json.c		the text form
  *	ring_build.c	building a ring
  *	ring_place.c	placing one replica during a rebalance (ring_place.h)
  *	ring_repair.c	chains of moves when the rebalance passes are stuck
