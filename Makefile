@@ -16,6 +16,7 @@ OBJS = \
 	src/core/ring_build.o \
 	src/core/ring_check.o \
 	src/core/ring_common.o \
+	src/core/ring_domains.o \
 	src/core/ring_encoding.o \
 	src/core/ring_inspect.o \
 	src/core/ring_json.o \

@@ -302,29 +302,6 @@ ring_rebalance(PG_FUNCTION_ARGS)
 
 /* ---- lookups ---- */
 
-/* int4[] of the node ids of a partition's replicas, primary first */
-static ArrayType *
-replica_array(const decoded_ring *c, uint32 partition)
-{
-	uint32		R = c->r.replicas;
-	Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(int32) * (Size) R;
-	ArrayType  *a = (ArrayType *) palloc0(bytes);
-	const uint16 *slots = c->by_partition + (Size) partition * R;
-	int32	   *ids;
-	uint32		rep;
-
-	SET_VARSIZE(a, bytes);
-	a->ndim = 1;
-	a->dataoffset = 0;
-	a->elemtype = INT4OID;
-	ARR_DIMS(a)[0] = (int) R;
-	ARR_LBOUND(a)[0] = 1;
-	ids = (int32 *) ARR_DATA_PTR(a);
-	for (rep = 0; rep < R; rep++)
-		ids[rep] = c->r.nodes[slots[rep]].id;
-	return a;
-}
-
 PG_FUNCTION_INFO_V1(ring_partition);
 Datum
 ring_partition(PG_FUNCTION_ARGS)
@@ -342,7 +319,7 @@ ring_nodes(PG_FUNCTION_ARGS)
 	const decoded_ring *c = ring_decoded_arg(fcinfo, 0);
 	uint64		key = (uint64) PG_GETARG_INT64(1);
 
-	PG_RETURN_ARRAYTYPE_P(replica_array(c, ring_partition_of(&c->r, key)));
+	PG_RETURN_ARRAYTYPE_P(ring_decoded_replicas(c, ring_partition_of(&c->r, key)));
 }
 
 PG_FUNCTION_INFO_V1(ring_partition_nodes);
@@ -358,7 +335,7 @@ ring_partition_nodes(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("partition must be between 0 and %lld, got %d",
 						(long long) (parts - 1), partition)));
-	PG_RETURN_ARRAYTYPE_P(replica_array(c, (uint32) partition));
+	PG_RETURN_ARRAYTYPE_P(ring_decoded_replicas(c, (uint32) partition));
 }
 
 /* ---- inspection ---- */
@@ -543,17 +520,17 @@ ring_info(PG_FUNCTION_ARGS)
 	ring_error	err;
 	Datum		values[12];
 	bool		nulls[12] = {false};
-	uint32		zones,
-				regions;
+	ring_domains d;
 
-	if (ring_count_domains(&env, r, &zones, &regions, &err) != RING_OK)
+	if (ring_domains_build(&env, r, &d, &err) != RING_OK)
 		ring_report_error(&err, ERRCODE_DATA_CORRUPTED);
 	values[0] = Int32GetDatum((int32) r->part_power);
 	values[1] = Int32GetDatum((int32) r->replicas);
 	values[2] = Int32GetDatum((int32) (1u << r->part_power));
 	values[3] = Int32GetDatum((int32) r->node_count);
-	values[4] = Int32GetDatum((int32) zones);
-	values[5] = Int32GetDatum((int32) regions);
+	values[4] = Int32GetDatum((int32) d.zones);
+	values[5] = Int32GetDatum((int32) d.regions);
+	ring_domains_free(&env, &d);
 	values[6] = Int64GetDatum(r->seed);
 	values[7] = CStringGetTextDatum(hex_digest(ring_decoded_digest(c)));
 	values[8] = Int64GetDatum((int64) ring_encoded_size(r->part_power, r->replicas, r->node_count));

@@ -1967,7 +1967,7 @@ TEST(allocation_failures_leave_nothing_behind)
 }
 
 /*
- * ring_count_domains against a quadratic count (a pair is new if no earlier
+ * ring_domains_build's counts against a quadratic count (a pair is new if no earlier
  * node has it), on hand-made and random node tables with negative and
  * extreme ids; ring_node_balance and ring_max_balance by hand.
  */
@@ -1976,8 +1976,7 @@ TEST(domain_counts_and_balance)
 	ring		r;
 	ring_node	nodes[64];
 	ring_error	err;
-	uint32_t	zones,
-				regions;
+	ring_domains d;
 	int			round;
 	ring_node_stat stats[3];
 	double		b = -1;
@@ -1996,8 +1995,13 @@ TEST(domain_counts_and_balance)
 	nodes[4].region = INT32_MAX;
 	nodes[4].zone = 7;
 	r.node_count = 5;
-	CHECK(ring_count_domains(&env, &r, &zones, &regions, &err) == RING_OK);
-	CHECK(zones == 4 && regions == 3);
+	CHECK(ring_domains_build(&env, &r, &d, &err) == RING_OK);
+	CHECK(d.zones == 4 && d.regions == 3);
+	/* numbered in the order of the ids: region -1 < 0 < INT32_MAX */
+	CHECK(d.region_of[2] == 0 && d.region_of[0] == 1 && d.region_of[4] == 2);
+	CHECK(d.zone_of[2] == 0 && d.zone_of[0] == 1 && d.zone_of[3] == 1 &&
+		  d.zone_of[1] == 2 && d.zone_of[4] == 3);
+	ring_domains_free(&env, &d);
 	for (round = 0; round < 2000; round++)
 	{
 		uint32_t	n = 1 + (uint32_t) (rnd() % 64);
@@ -2029,8 +2033,19 @@ TEST(domain_counts_and_balance)
 			want_regions += new_region;
 		}
 		r.node_count = n;
-		CHECK(ring_count_domains(&env, &r, &zones, &regions, &err) == RING_OK);
-		CHECK(zones == want_zones && regions == want_regions);
+		CHECK(ring_domains_build(&env, &r, &d, &err) == RING_OK);
+		CHECK(d.zones == want_zones && d.regions == want_regions);
+		/* same number iff same domain */
+		for (i = 0; i < n; i++)
+			for (j = 0; j < n; j++)
+			{
+				int			same_region = nodes[i].region == nodes[j].region;
+
+				CHECK((d.region_of[i] == d.region_of[j]) == same_region);
+				CHECK((d.zone_of[i] == d.zone_of[j]) ==
+					  (same_region && nodes[i].zone == nodes[j].zone));
+			}
+		ring_domains_free(&env, &d);
 	}
 
 	/* held 110 of 100 wanted: +10 %; 45 of 50: -10 %; weight 0: no balance */

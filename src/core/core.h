@@ -18,12 +18,13 @@
  *	  asked to stop (ECANCELED);
  *	- something that cannot happen did (EINTERNAL: an invariant failed, a
  *	  bug).
- * The SQL skin (the files of src/) turns the code into the error: 22xxx for input
- * (22023 invalid parameter, 22004 null, 22P02/22P03 malformed text/binary),
- * 54000 for limits, 53200 for memory, elog(ERROR) (XX000) for EINTERNAL and
- * any code it does not expect.  Checks of what a C type cannot carry (SQL
- * NULLs, array shapes, negative numbers before an unsigned conversion) are
- * the skin's own.
+ * The SQL skin (the files of src/) turns the code into the error: 22xxx
+ * for input (22023 invalid parameter, 22004 null, 22P02/22P03 malformed
+ * text/binary input), XX001 for a stored value found corrupt, 54000 for
+ * limits, 53200 for memory, elog(ERROR) (XX000) for EINTERNAL and any code
+ * it does not expect.  Checks of what a C type cannot carry (SQL NULLs,
+ * array shapes, negative numbers before an unsigned conversion) are the
+ * skin's own.
  *
  * Long loops let the caller answer query cancel: see core/interrupts.h
  * (or ring_env.progress in the ring).

@@ -317,12 +317,23 @@ ring_node_balance(const ring_node_stat *s, double *balance)
 extern double ring_max_balance(const ring_node_stat *stats, uint32_t n);
 
 /*
- * The failure domains of a ring's node table: distinct (region, zone) pairs
- * and distinct regions.
+ * The failure domains of a ring's nodes, numbered densely in the order of
+ * their ids (ring_domains.c): what dispersion, ring_info and handoff lookups
+ * need besides the assignment.  Depends only on the node table, so a server
+ * computes it once per ring and keeps it beside the decoded ring.
  */
-extern ring_status ring_count_domains(const ring_env *env, const ring *r,
-									  uint32_t *zones, uint32_t *regions,
-									  ring_error *err);
+typedef struct ring_domains
+{
+	uint32_t	node_count;
+	uint32_t	regions;		/* distinct regions */
+	uint32_t	zones;			/* distinct (region, zone) pairs */
+	uint32_t   *region_of;		/* node index -> region number */
+	uint32_t   *zone_of;		/* node index -> zone number */
+} ring_domains;
+
+extern ring_status ring_domains_build(const ring_env *env, const ring *r,
+									  ring_domains *out, ring_error *err);
+extern void ring_domains_free(const ring_env *env, ring_domains *d);
 
 /*
  * Partition-replicas placed in a failure domain of this tier that already

@@ -148,6 +148,30 @@ order_replicas(const rtree *t, rng_t *rng, uint32_t *chosen, uint32_t nout,
 	}
 }
 
+/*
+ * Draw the replicas of partition x (chosen: room for R leaves), order them
+ * and write them into the assignment.
+ */
+static void
+place_partition(rtree *t, rng_t *rng, uint32_t x, uint32_t *chosen,
+				uint16_t *assign)
+{
+	uint32_t	replicas = t->replicas;
+	uint32_t	nout = 0;
+	uint32_t	i;
+
+	fill_select(t, rng, 0, replicas, (int64_t) (t->parts - x), chosen,
+				&nout, t->scratch);
+	if (nout != replicas)
+		t->broken = 1;
+	order_replicas(t, rng, chosen, nout, replicas);
+	if (nout > 0)
+		t->held[chosen[0]]++;	/* primaries so far (held is unused in a build) */
+	for (i = 0; i < nout && i < replicas; i++)
+		assign[(size_t) i * t->parts + x] =
+			(uint16_t) t->leaf_node[chosen[i] - t->first_leaf];
+}
+
 ring_status
 ring_core_build(const ring_env *env, const ring_node *nodes, uint32_t n,
 		   uint32_t part_power, uint32_t replicas, int64_t seed, ring *out,
@@ -190,9 +214,6 @@ ring_core_build(const ring_env *env, const ring_node *nodes, uint32_t n,
 	interval = t.nv / 16 + 1;
 	for (x = 0; x < parts && !t.broken; x++)
 	{
-		uint32_t	nout = 0;
-		uint32_t	i;
-
 		if (x % interval == 0)
 			reshuffle(&t, &rng);
 		if (env->progress != NULL && x % PROGRESS_EVERY == 0 &&
@@ -201,16 +222,7 @@ ring_core_build(const ring_env *env, const ring_node *nodes, uint32_t n,
 			st = ring_fail(err, RING_ECANCELED, "canceled");
 			goto done;
 		}
-		fill_select(&t, &rng, 0, replicas, (int64_t) (parts - x), chosen,
-					&nout, t.scratch);
-		if (nout != replicas)
-			t.broken = 1;
-		order_replicas(&t, &rng, chosen, nout, replicas);
-		if (nout > 0)
-			t.held[chosen[0]]++;	/* primaries so far (held is unused in a build) */
-		for (i = 0; i < nout && i < replicas; i++)
-			assign[((size_t) i << part_power) + x] =
-				(uint16_t) t.leaf_node[chosen[i] - t.first_leaf];
+		place_partition(&t, &rng, x, chosen, assign);
 	}
 	if (t.broken)
 	{

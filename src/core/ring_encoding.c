@@ -213,36 +213,34 @@ ring_decode(const ring_env *env, const uint8_t *buf, size_t len, ring *out,
 	return ring_decode_as(env, buf, len, 0, out, err);
 }
 
-ring_status
-ring_decode_as(const ring_env *env, const uint8_t *buf, size_t len,
-			   int partition_major, ring *out, ring_error *err)
+/*
+ * Everything that can be checked on the bytes before decoding: the header,
+ * the sizes, the length, the reserved field, the fingerprint or digest.
+ */
+static ring_status
+check_bytes(const ring_env *env, const uint8_t *buf, size_t len,
+			ring_header *h, ring_error *err)
 {
-	ring_header h;
 	ring_status st;
 	size_t		expect;
-	size_t		slots;
-	size_t		i;
-	const uint8_t *p;
-	uint32_t	mask;
 
-	memset(out, 0, sizeof(*out));
-	st = ring_read_header(buf, len, &h, err);
+	st = ring_read_header(buf, len, h, err);
 	if (st != RING_OK)
 		return st;
-	st = ring_check_sizes(h.node_count, h.part_power, h.replicas, err);
+	st = ring_check_sizes(h->node_count, h->part_power, h->replicas, err);
 	if (st != RING_OK)
 		return invalid_ring(err);
-	expect = h.header_size + (size_t) RING_NODE_SIZE * h.node_count +
-		2 * ((size_t) h.replicas << h.part_power);
+	expect = h->header_size + (size_t) RING_NODE_SIZE * h->node_count +
+		2 * ((size_t) h->replicas << h->part_power);
 	if (len != expect)
 		return ring_fail(err, RING_EFORMAT,
 						 "invalid ring: %zu bytes, but part power %u, %u replicas and %u nodes need %zu",
-						 len, h.part_power, h.replicas, h.node_count, expect);
-	if (ring_get_le32(buf + h.header_size - 12) != 0)
+						 len, h->part_power, h->replicas, h->node_count, expect);
+	if (ring_get_le32(buf + h->header_size - 12) != 0)
 		return ring_fail(err, RING_EFORMAT, "invalid ring: reserved header field is not zero");
-	if (h.format_version == RING_FORMAT_VERSION_1)
+	if (h->format_version == RING_FORMAT_VERSION_1)
 	{
-		if (ring_hash64(buf + 16, len - 16, RING_FORMAT_VERSION_1) != h.fingerprint)
+		if (ring_hash64(buf + 16, len - 16, RING_FORMAT_VERSION_1) != h->fingerprint)
 			return ring_fail(err, RING_EFORMAT,
 							 "invalid ring: fingerprint does not match the contents");
 	}
@@ -255,13 +253,60 @@ ring_decode_as(const ring_env *env, const uint8_t *buf, size_t len,
 		if (env->digest(env->ctx, buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
 						digest) != 0)
 			return ring_fail(err, RING_ECANCELED, "could not compute the digest of the ring");
-		if (memcmp(digest, h.digest, RING_DIGEST_SIZE) != 0)
+		if (memcmp(digest, h->digest, RING_DIGEST_SIZE) != 0)
 			return ring_fail(err, RING_EFORMAT,
 							 "invalid ring: digest does not match the contents");
 	}
+	return RING_OK;
+}
 
+/* The node table and the assignment (transposed if partition-major). */
+static ring_status
+read_body(const ring_env *env, const uint8_t *p, const ring_header *h,
+		  ring *out, ring_error *err)
+{
+	size_t		slots = (size_t) h->replicas << h->part_power;
+	uint32_t	mask = ((uint32_t) 1 << h->part_power) - 1;
+	size_t		i;
+
+	for (i = 0; i < h->node_count; i++, p += RING_NODE_SIZE)
+	{
+		if (ring_get_le32(p + 12) != 0)
+			return ring_fail(err, RING_EFORMAT,
+							 "invalid ring: reserved field of node %zu is not zero", i);
+		out->nodes[i].id = (int32_t) ring_get_le32(p);
+		out->nodes[i].zone = (int32_t) ring_get_le32(p + 4);
+		out->nodes[i].region = (int32_t) ring_get_le32(p + 8);
+		out->nodes[i].weight = ring_bits_double(ring_get_le64(p + 16));
+	}
+	if (!out->partition_major)
+		for (i = 0; i < slots; i++, p += 2)
+			out->assignment[i] = (uint16_t) (p[0] | (p[1] << 8));
+	else
+		for (i = 0; i < slots; i++, p += 2)
+		{
+			/* the transpose: 2^26 scattered stores at most */
+			if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
+				return ring_fail(err, RING_ECANCELED, "canceled");
+			out->assignment[(size_t) (i & mask) * h->replicas + (i >> h->part_power)] =
+				(uint16_t) (p[0] | (p[1] << 8));
+		}
+	return RING_OK;
+}
+
+ring_status
+ring_decode_as(const ring_env *env, const uint8_t *buf, size_t len,
+			   int partition_major, ring *out, ring_error *err)
+{
+	ring_header h;
+	ring_status st;
+	size_t		slots;
+
+	memset(out, 0, sizeof(*out));
+	st = check_bytes(env, buf, len, &h, err);
+	if (st != RING_OK)
+		return st;
 	slots = (size_t) h.replicas << h.part_power;
-	mask = ((uint32_t) 1 << h.part_power) - 1;
 	out->part_power = h.part_power;
 	out->replicas = h.replicas;
 	out->node_count = h.node_count;
@@ -279,36 +324,9 @@ ring_decode_as(const ring_env *env, const uint8_t *buf, size_t len,
 		ring_free(env, out);
 		return ring_fail(err, RING_ENOMEM, "out of memory");
 	}
-	p = buf + h.header_size;
-	for (i = 0; i < h.node_count; i++, p += RING_NODE_SIZE)
-	{
-		if (ring_get_le32(p + 12) != 0)
-		{
-			ring_free(env, out);
-			return ring_fail(err, RING_EFORMAT,
-							 "invalid ring: reserved field of node %zu is not zero", i);
-		}
-		out->nodes[i].id = (int32_t) ring_get_le32(p);
-		out->nodes[i].zone = (int32_t) ring_get_le32(p + 4);
-		out->nodes[i].region = (int32_t) ring_get_le32(p + 8);
-		out->nodes[i].weight = ring_bits_double(ring_get_le64(p + 16));
-	}
-	if (!partition_major)
-		for (i = 0; i < slots; i++, p += 2)
-			out->assignment[i] = (uint16_t) (p[0] | (p[1] << 8));
-	else
-		for (i = 0; i < slots; i++, p += 2)
-		{
-			/* the transpose: 2^26 scattered stores at most */
-			if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
-			{
-				ring_free(env, out);
-				return ring_fail(err, RING_ECANCELED, "canceled");
-			}
-			out->assignment[(size_t) (i & mask) * h.replicas + (i >> h.part_power)] =
-				(uint16_t) (p[0] | (p[1] << 8));
-		}
-	st = ring_validate(env, out, err);
+	st = read_body(env, buf + h.header_size, &h, out, err);
+	if (st == RING_OK)
+		st = ring_validate(env, out, err);
 	if (st != RING_OK)
 		ring_free(env, out);
 	return st;

@@ -9,7 +9,8 @@
  *	ring_check.c	argument checks (sizes, weights)
  *	ring_encoding.c	the binary form: encode, read the header, decode, validate
  *	ring_tree.c		the failure-domain tree and the quotas (ring_tree.h)
- *	ring_inspect.c	node statistics, dispersion, domain counts, balance
+ *	ring_domains.c	the failure domains of the nodes, numbered
+ *	ring_inspect.c	node statistics, dispersion, balance
  *	ring_json.c		the text form
  *	ring_build.c	building a ring
  *	ring_place.c	placing one replica during a rebalance (ring_place.h)

@@ -177,35 +177,11 @@ repair_apply(rebal *b, uint8_t *touched, const repair *rp, uint32_t len,
 	t->held[rp->dest[total - len]]++;
 }
 
-/*
- * One breadth-first search, from every node above its quota at once, over
- * the moves of one replica of an untouched partition to a node that can
- * take it within the domain caps, until it reaches nodes below their quota;
- * then carry out the chains it found, one move per partition.  Returns the
- * number of chains carried out (0: none found), or -1 if canceled.
- *
- * strict: a chain never moves two replicas of one partition (a partition on
- * the chain that reaches a node is not searched from that node).  Otherwise
- * the chains may do so; one whose partitions are all distinct is carried out
- * whole, and if there is none, the first chain is carried out up to the move
- * before its first repeated partition, and *shifted is set: the excess moved
- * along the chain, and the next rebalance finishes it (see ring_repair_if_stuck).
- */
-static int64_t
-repair_search(const ring_env *env, rebal *b, repair *rp, uint8_t *touched,
-			  uint64_t key, int strict, int spread, uint64_t *work,
-			  int *shifted)
+/* Reset the search: the sources at level 0, every other receiver linked. */
+static void
+repair_start(const rtree *t, repair *rp)
 {
-	rtree	   *t = b->t;
-	uint32_t	pp = b->part_power;
-	uint32_t	R = b->replicas;
-	uint32_t	parts = (uint32_t) 1 << pp;
-	uint32_t	mask = parts - 1;
-	uint32_t	v,
-				i,
-				r;
-	int32_t		k;
-	int64_t		done = 0;
+	uint32_t	v;
 
 	for (v = 0; v < t->nv; v++)
 		rp->head[v] = NO_VERTEX;
@@ -221,6 +197,25 @@ repair_search(const ring_env *env, rebal *b, repair *rp, uint8_t *touched,
 	}
 	rp->nsinks = 0;
 	rp->nreached = 0;
+}
+
+/*
+ * The breadth-first search, level by level, until it reaches sinks or
+ * nothing new.  Returns 0, or -1 if canceled.
+ */
+static int
+repair_bfs(const ring_env *env, rebal *b, repair *rp, const uint8_t *touched,
+		   uint64_t key, int strict, int spread, uint64_t *work)
+{
+	rtree	   *t = b->t;
+	uint32_t	pp = b->part_power;
+	uint32_t	R = b->replicas;
+	uint32_t	parts = (uint32_t) 1 << pp;
+	uint32_t	i,
+				r;
+	int32_t		k;
+
+	repair_start(t, rp);
 	for (k = 0; rp->nsinks == 0 && rp->head[0] != NO_VERTEX; k++)
 	{
 		uint32_t	reached = rp->nreached;
@@ -250,12 +245,22 @@ repair_search(const ring_env *env, rebal *b, repair *rp, uint8_t *touched,
 		if (rp->nreached == reached)
 			break;
 	}
+	return 0;
+}
 
-	/*
-	 * Carry out the chains, each from its source if still above quota and
-	 * through partitions no chain has used.  Marking a chain's partitions 2
-	 * finds a repeated one.
-	 */
+/*
+ * Carry out the chains, each from its source if still above quota and
+ * through partitions no chain has used.  Marking a chain's partitions 2
+ * finds a repeated one.  Returns the number carried out.
+ */
+static int64_t
+repair_carry_out(rebal *b, repair *rp, uint8_t *touched)
+{
+	rtree	   *t = b->t;
+	uint32_t	mask = ((uint32_t) 1 << b->part_power) - 1;
+	uint32_t	i;
+	int64_t		done = 0;
+
 	for (i = 0; i < rp->nsinks; i++)
 	{
 		uint32_t	sink = rp->sinks[i],
@@ -294,38 +299,78 @@ repair_search(const ring_env *env, rebal *b, repair *rp, uint8_t *touched,
 		repair_apply(b, touched, rp, len, len, u);
 		done++;
 	}
-	if (done == 0 && !strict)
-	{
-		for (i = 0; i < rp->nsinks; i++)
-		{
-			uint32_t	sink = rp->sinks[i],
-						u = sink,
-						s = rp->sslot[i],
-						len = 0,
-						j;
+	return done;
+}
 
-			for (;;)
-			{
-				rp->path[len] = s;
-				rp->dest[len++] = u;
-				u = t->node_leaf[b->assign[s]];
-				if (rp->level[u] == 0)
-					break;
-				s = rp->pred[u];
-			}
-			/* the longest prefix, from the source, with distinct partitions */
-			for (j = len; j > 0 && touched[rp->path[j - 1] & mask] == 0; j--)
-				touched[rp->path[j - 1] & mask] = 2;
-			for (r = j; r < len; r++)
-				touched[rp->path[r] & mask] = 0;
-			if (j < len)
-			{
-				repair_apply(b, touched, rp, len - j, len, u);
-				*shifted = 1;
+/*
+ * No chain has distinct partitions: carry out the first one that can be, up
+ * to the move before its first repeated partition.  Returns 1 if it did.
+ */
+static int
+repair_carry_prefix(rebal *b, repair *rp, uint8_t *touched)
+{
+	rtree	   *t = b->t;
+	uint32_t	mask = ((uint32_t) 1 << b->part_power) - 1;
+	uint32_t	i,
+				r;
+
+	for (i = 0; i < rp->nsinks; i++)
+	{
+		uint32_t	sink = rp->sinks[i],
+					u = sink,
+					s = rp->sslot[i],
+					len = 0,
+					j;
+
+		for (;;)
+		{
+			rp->path[len] = s;
+			rp->dest[len++] = u;
+			u = t->node_leaf[b->assign[s]];
+			if (rp->level[u] == 0)
 				break;
-			}
+			s = rp->pred[u];
+		}
+		/* the longest prefix, from the source, with distinct partitions */
+		for (j = len; j > 0 && touched[rp->path[j - 1] & mask] == 0; j--)
+			touched[rp->path[j - 1] & mask] = 2;
+		for (r = j; r < len; r++)
+			touched[rp->path[r] & mask] = 0;
+		if (j < len)
+		{
+			repair_apply(b, touched, rp, len - j, len, u);
+			return 1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * One breadth-first search, from every node above its quota at once, over
+ * the moves of one replica of an untouched partition to a node that can
+ * take it within the domain caps, until it reaches nodes below their quota;
+ * then carry out the chains it found, one move per partition.  Returns the
+ * number of chains carried out (0: none found), or -1 if canceled.
+ *
+ * strict: a chain never moves two replicas of one partition (a partition on
+ * the chain that reaches a node is not searched from that node).  Otherwise
+ * the chains may do so; one whose partitions are all distinct is carried out
+ * whole, and if there is none, the first chain is carried out up to the move
+ * before its first repeated partition, and *shifted is set: the excess moved
+ * along the chain, and the next rebalance finishes it (see ring_repair_if_stuck).
+ */
+static int64_t
+repair_search(const ring_env *env, rebal *b, repair *rp, uint8_t *touched,
+			  uint64_t key, int strict, int spread, uint64_t *work,
+			  int *shifted)
+{
+	int64_t		done;
+
+	if (repair_bfs(env, b, rp, touched, key, strict, spread, work) < 0)
+		return -1;
+	done = repair_carry_out(b, rp, touched);
+	if (done == 0 && !strict && repair_carry_prefix(b, rp, touched))
+		*shifted = 1;
 	return done;
 }
 

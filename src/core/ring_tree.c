@@ -97,49 +97,10 @@ pow2_floor(uint32_t c)
 	return t;
 }
 
-/* Build the tree for nodes (sorted by id).  Returns 0 on allocation failure. */
-int
-ring_tree_init(rtree *t, arena *a, const ring_node *nodes, uint32_t n,
-		  uint32_t part_power, uint32_t replicas)
+/* The arrays of a tree of t->nv vertices.  Returns 0 on allocation failure. */
+static int
+tree_alloc(rtree *t, arena *a, uint32_t n, uint32_t replicas)
 {
-	sort_key   *keys;
-	uint32_t	nr = 0,
-				nz = 0;
-	uint32_t	i,
-				v;
-	uint32_t	region_v = 0,
-				zone_v = 0,
-				next_region,
-				next_zone,
-				next_leaf;
-	uint64_t   *wu;
-
-	memset(t, 0, sizeof(*t));
-	t->n = n;
-	t->parts = (uint32_t) 1 << part_power;
-	t->replicas = replicas;
-	keys = ring_arena_alloc(a, sizeof(sort_key) * n);
-	wu = ring_arena_alloc(a, sizeof(uint64_t) * n);
-	if (keys == NULL || wu == NULL)
-		return 0;
-	for (i = 0; i < n; i++)
-	{
-		keys[i].region = nodes[i].region;
-		keys[i].zone = nodes[i].zone;
-		keys[i].id = nodes[i].id;
-		keys[i].idx = i;
-	}
-	qsort(keys, n, sizeof(sort_key), cmp_sort_key);
-	for (i = 0; i < n; i++)
-	{
-		if (i == 0 || keys[i].region != keys[i - 1].region)
-			nr++;
-		if (i == 0 || keys[i].region != keys[i - 1].region ||
-			keys[i].zone != keys[i - 1].zone)
-			nz++;
-	}
-	t->nv = 1 + nr + nz + n;
-	t->first_leaf = 1 + nr + nz;
 #define TALLOC(field, type) \
 	(t->field = ring_arena_alloc(a, sizeof(type) * t->nv))
 	if (!TALLOC(parent, uint32_t) || !TALLOC(child_start, uint32_t) ||
@@ -156,17 +117,29 @@ ring_tree_init(rtree *t, arena *a, const ring_node *nodes, uint32_t n,
 	t->node_leaf = ring_arena_alloc(a, sizeof(uint32_t) * n);
 	t->stamped = ring_arena_alloc(a, sizeof(uint32_t) * ((size_t) replicas * 4 + 4));
 	t->scratch = ring_arena_alloc(a, sizeof(uint32_t) * ((size_t) replicas * 8 + 32));
-	if (t->leaf_node == NULL || t->node_leaf == NULL || t->stamped == NULL ||
-		t->scratch == NULL)
-		return 0;
+	return t->leaf_node != NULL && t->node_leaf != NULL && t->stamped != NULL &&
+		t->scratch != NULL;
+}
 
-	ring_weight_units(nodes, n, wu);
-	next_region = 1;
-	next_zone = 1 + nr;
-	next_leaf = t->first_leaf;
+/*
+ * Link the vertices: regions, then zones, then leaves, each in the order of
+ * keys (nodes sorted by region, zone, id); nr regions.  Then the units and
+ * capacities of every domain, summed from its leaves.
+ */
+static void
+tree_link(rtree *t, const sort_key *keys, const uint64_t *wu, uint32_t nr)
+{
+	uint32_t	i,
+				v;
+	uint32_t	region_v = 0,
+				zone_v = 0,
+				next_region = 1,
+				next_zone = 1 + nr,
+				next_leaf = t->first_leaf;
+
 	t->child_start[0] = 1;
 	t->child_count[0] = nr;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < t->n; i++)
 	{
 		uint32_t	leaf;
 
@@ -203,6 +176,49 @@ ring_tree_init(rtree *t, arena *a, const ring_node *nodes, uint32_t n,
 		t->units[t->parent[v]] += t->units[v];
 		t->capacity[t->parent[v]] += t->capacity[v];
 	}
+}
+
+/* Build the tree for nodes (sorted by id).  Returns 0 on allocation failure. */
+int
+ring_tree_init(rtree *t, arena *a, const ring_node *nodes, uint32_t n,
+			   uint32_t part_power, uint32_t replicas)
+{
+	sort_key   *keys;
+	uint64_t   *wu;
+	uint32_t	nr = 0,
+				nz = 0;
+	uint32_t	i;
+
+	memset(t, 0, sizeof(*t));
+	t->n = n;
+	t->parts = (uint32_t) 1 << part_power;
+	t->replicas = replicas;
+	keys = ring_arena_alloc(a, sizeof(sort_key) * n);
+	wu = ring_arena_alloc(a, sizeof(uint64_t) * n);
+	if (keys == NULL || wu == NULL)
+		return 0;
+	for (i = 0; i < n; i++)
+	{
+		keys[i].region = nodes[i].region;
+		keys[i].zone = nodes[i].zone;
+		keys[i].id = nodes[i].id;
+		keys[i].idx = i;
+	}
+	qsort(keys, n, sizeof(sort_key), cmp_sort_key);
+	for (i = 0; i < n; i++)
+	{
+		if (i == 0 || keys[i].region != keys[i - 1].region)
+			nr++;
+		if (i == 0 || keys[i].region != keys[i - 1].region ||
+			keys[i].zone != keys[i - 1].zone)
+			nz++;
+	}
+	t->nv = 1 + nr + nz + n;
+	t->first_leaf = 1 + nr + nz;
+	if (!tree_alloc(t, a, n, replicas))
+		return 0;
+	ring_weight_units(nodes, n, wu);
+	tree_link(t, keys, wu, nr);
 	return 1;
 }
 
