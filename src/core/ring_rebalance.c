@@ -144,6 +144,29 @@ refill(rebal *b, uint8_t *touched, uint64_t key, uint32_t to)
 }
 
 /*
+ * A relay has moved slot (of partition x) from leaf "from", at or below its
+ * quota, to leaf "to": keep it only if a node above quota refills "from",
+ * else undo it.  Returns 1 if kept.
+ */
+static int
+keep_relay(rebal *b, uint8_t *touched, uint64_t key, uint32_t x, size_t slot,
+		   uint32_t from, uint32_t to)
+{
+	rtree	   *t = b->t;
+
+	ring_refresh_need(t, from);
+	if (refill(b, touched, key, from))
+		return 1;
+	b->assign[slot] = (uint16_t) t->leaf_node[from - t->first_leaf];
+	t->held[from]++;
+	t->held[to]--;
+	ring_refresh_need(t, from);
+	ring_refresh_need(t, to);
+	touched[x] = 0;
+	return 0;
+}
+
+/*
  * One pass over the untouched partitions in seeded order.  relay == 0: move
  * a replica from a node above quota to one below.  relay == 1: move a replica
  * from a node at or below quota whose zone has nodes above quota (at most as
@@ -185,13 +208,10 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 			uint32_t	from = t->node_leaf[b->assign[slot]];
 			uint32_t	to;
 
-			if (!relay && t->held[from] <= t->quota[from])
+			/* a move takes from above quota, a relay from at or below */
+			if (relay ? t->held[from] > t->quota[from] :
+				t->held[from] <= t->quota[from])
 				continue;
-			if (relay)
-			{
-				if (t->held[from] > t->quota[from])
-					continue;
-			}
 			ring_load_partition(b, x, r);
 			to = ring_sample_receiver(t, &b->rng, 0, t->scratch, exmax);
 			if (to == FAIL_VERTEX ||
@@ -202,29 +222,15 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 			t->held[to]++;
 			ring_refresh_need(t, to);
 			touched[x] = 1;
-			if (relay)
+			if (!relay)
+				(*excess)--;
+			else if (keep_relay(b, touched, key, x, slot, from, to))
 			{
-				/* keep the relay only if a node above quota refills from */
-				ring_refresh_need(t, from);
-				if (refill(b, touched, key, from))
-				{
-					(*relayed)++;
-					(*excess)--;
-				}
-				else
-				{
-					b->assign[slot] = (uint16_t) t->leaf_node[from - t->first_leaf];
-					t->held[from]++;
-					t->held[to]--;
-					ring_refresh_need(t, from);
-					ring_refresh_need(t, to);
-					touched[x] = 0;
-					failures++;
-					break;
-				}
+				(*relayed)++;
+				(*excess)--;
 			}
 			else
-				(*excess)--;
+				failures++;
 			break;
 		}
 	}
