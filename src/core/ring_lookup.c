@@ -247,6 +247,16 @@ typedef enum handoff_pass
 	PASS_ANY_NODE
 } handoff_pass;
 
+/* Has the pass nothing left to find: every region, zone or node used? */
+static int
+pass_done(const ring_domains *d, int pass, uint32_t nodes_used,
+		  uint32_t zones_used, uint32_t regions_used)
+{
+	return (pass == PASS_NEW_REGION && regions_used == d->regions) ||
+		(pass == PASS_NEW_ZONE && zones_used == d->zones) ||
+		(pass == PASS_ANY_NODE && nodes_used == d->node_count);
+}
+
 ring_status
 ring_handoff(const ring *r, const uint16_t *by_partition, const ring_domains *d,
 			 uint32_t partition, uint32_t count, void *workspace,
@@ -300,9 +310,7 @@ ring_handoff(const ring *r, const uint16_t *by_partition, const ring_domains *d,
 			}
 			if (wrapped && hp >= start)
 				break;
-			if ((pass == PASS_NEW_REGION && regions_used == d->regions) ||
-				(pass == PASS_NEW_ZONE && zones_used == d->zones) ||
-				(pass == PASS_ANY_NODE && nodes_used == d->node_count))
+			if (pass_done(d, pass, nodes_used, zones_used, regions_used))
 				break;
 			if (++walked % 4096 == 0 && env != NULL && env->progress != NULL &&
 				env->progress(env->ctx))
@@ -331,9 +339,7 @@ ring_handoff(const ring *r, const uint16_t *by_partition, const ring_domains *d,
 					return RING_OK;
 				}
 				/* Swift leaves the partition once the pass has nothing left */
-				if ((pass == PASS_NEW_REGION && regions_used == d->regions) ||
-					(pass == PASS_NEW_ZONE && zones_used == d->zones) ||
-					(pass == PASS_ANY_NODE && nodes_used == d->node_count))
+				if (pass_done(d, pass, nodes_used, zones_used, regions_used))
 					break;
 			}
 			hp += inc;
