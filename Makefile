@@ -7,16 +7,24 @@ OBJS = \
 	src/key_hash.o \
 	src/partition_hash.o \
 	src/subsets.o \
-	src/ring.o \
+	src/ring_sql.o \
 	src/ring_cache.o \
-	src/ring_lookup.o \
+	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \
 	src/core/jumpbackanchor.o \
-	src/core/ring.o \
 	src/core/ring_build.o \
+	src/core/ring_check.o \
+	src/core/ring_common.o \
+	src/core/ring_domains.o \
+	src/core/ring_encoding.o \
+	src/core/ring_inspect.o \
 	src/core/ring_json.o \
 	src/core/ring_lookup.o \
+	src/core/ring_place.o \
+	src/core/ring_rebalance.o \
+	src/core/ring_repair.o \
+	src/core/ring_tree.o \
 	src/core/ringsteady.o \
 	src/core/rocksteadier.o \
 	src/core/subset_metrics.o

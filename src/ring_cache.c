@@ -33,6 +33,7 @@
 
 #include "access/detoast.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "common/cryptohash.h"
 #include "common/sha2.h"
 #include "lib/ilist.h"
@@ -135,6 +136,9 @@ ring_report_error(const ring_error *err, int format_code)
 			ereport(ERROR,
 					(errcode(format_code),
 					 errmsg("%s", err->message)));
+			break;
+		case RING_EINTERNAL:
+			elog(ERROR, "partition ring: %s", err->message);
 			break;
 		default:
 			break;
@@ -654,4 +658,26 @@ ring_define_settings(void)
 							128 * 1024, 0, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+}
+
+ArrayType *
+ring_decoded_replicas(const decoded_ring *c, uint32 partition)
+{
+	uint32		R = c->r.replicas;
+	Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(int32) * (Size) R;
+	ArrayType  *a = (ArrayType *) palloc0(bytes);
+	const uint16 *slots = c->by_partition + (Size) partition * R;
+	int32	   *ids;
+	uint32		rep;
+
+	SET_VARSIZE(a, bytes);
+	a->ndim = 1;
+	a->dataoffset = 0;
+	a->elemtype = INT4OID;
+	ARR_DIMS(a)[0] = (int) R;
+	ARR_LBOUND(a)[0] = 1;
+	ids = (int32 *) ARR_DATA_PTR(a);
+	for (rep = 0; rep < R; rep++)
+		ids[rep] = c->r.nodes[slots[rep]].id;
+	return a;
 }

@@ -1966,6 +1966,104 @@ TEST(allocation_failures_leave_nothing_behind)
 	free(nodes);
 }
 
+/*
+ * ring_domains_build's counts against a quadratic count (a pair is new if no earlier
+ * node has it), on hand-made and random node tables with negative and
+ * extreme ids; ring_node_balance and ring_max_balance by hand.
+ */
+TEST(domain_counts_and_balance)
+{
+	ring		r;
+	ring_node	nodes[64];
+	ring_error	err;
+	ring_domains d;
+	int			round;
+	ring_node_stat stats[3];
+	double		b = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.nodes = nodes;
+	/* hand-checked: regions {-1, 0, INT32_MAX}, zones (0,7) (0,8) (-1,7) (MAX,7) */
+	nodes[0].region = 0;
+	nodes[0].zone = 7;
+	nodes[1].region = 0;
+	nodes[1].zone = 8;
+	nodes[2].region = -1;
+	nodes[2].zone = 7;
+	nodes[3].region = 0;
+	nodes[3].zone = 7;
+	nodes[4].region = INT32_MAX;
+	nodes[4].zone = 7;
+	r.node_count = 5;
+	CHECK(ring_domains_build(&env, &r, &d, &err) == RING_OK);
+	CHECK(d.zones == 4 && d.regions == 3);
+	/* numbered in the order of the ids: region -1 < 0 < INT32_MAX */
+	CHECK(d.region_of[2] == 0 && d.region_of[0] == 1 && d.region_of[4] == 2);
+	CHECK(d.zone_of[2] == 0 && d.zone_of[0] == 1 && d.zone_of[3] == 1 &&
+		  d.zone_of[1] == 2 && d.zone_of[4] == 3);
+	ring_domains_free(&env, &d);
+	for (round = 0; round < 2000; round++)
+	{
+		uint32_t	n = 1 + (uint32_t) (rnd() % 64);
+		uint32_t	i,
+					j,
+					want_zones = 0,
+					want_regions = 0;
+
+		for (i = 0; i < n; i++)
+		{
+			nodes[i].region = (int32_t) (rnd() % 4) - 2;
+			nodes[i].zone = (rnd() % 8 == 0) ? INT32_MIN : (int32_t) (rnd() % 5) - 2;
+		}
+		for (i = 0; i < n; i++)
+		{
+			int			new_zone = 1,
+						new_region = 1;
+
+			for (j = 0; j < i; j++)
+			{
+				if (nodes[j].region == nodes[i].region)
+				{
+					new_region = 0;
+					if (nodes[j].zone == nodes[i].zone)
+						new_zone = 0;
+				}
+			}
+			want_zones += new_zone;
+			want_regions += new_region;
+		}
+		r.node_count = n;
+		CHECK(ring_domains_build(&env, &r, &d, &err) == RING_OK);
+		CHECK(d.zones == want_zones && d.regions == want_regions);
+		/* same number iff same domain */
+		for (i = 0; i < n; i++)
+			for (j = 0; j < n; j++)
+			{
+				int			same_region = nodes[i].region == nodes[j].region;
+
+				CHECK((d.region_of[i] == d.region_of[j]) == same_region);
+				CHECK((d.zone_of[i] == d.zone_of[j]) ==
+					  (same_region && nodes[i].zone == nodes[j].zone));
+			}
+		ring_domains_free(&env, &d);
+	}
+
+	/* held 110 of 100 wanted: +10 %; 45 of 50: -10 %; weight 0: no balance */
+	stats[0].held = 110;
+	stats[0].wanted = 100;
+	stats[1].held = 45;
+	stats[1].wanted = 50;
+	stats[2].held = 0;
+	stats[2].wanted = 0;
+	CHECK(ring_node_balance(&stats[0], &b) && b == 10.0);
+	CHECK(ring_node_balance(&stats[1], &b) && b == -10.0);
+	b = 42;
+	CHECK(!ring_node_balance(&stats[2], &b) && b == 42);
+	stats[1].held = 30;			/* -40 % */
+	CHECK(ring_max_balance(stats, 3) == 40.0);
+	CHECK(ring_max_balance(stats, 0) == 0);
+}
+
 int
 main(void)
 {
@@ -2001,5 +2099,6 @@ main(void)
 	RUN(build_rejects_bad_arguments);
 	RUN(cancel_stops_build_and_rebalance);
 	RUN(allocation_failures_leave_nothing_behind);
+	RUN(domain_counts_and_balance);
 	return unit_report();
 }

@@ -5,9 +5,10 @@
  *
  * This is the pure core: plain C99, no PostgreSQL header.  It never allocates
  * behind the caller's back (every allocation goes through ring_env), reports
- * invalid arguments with a status code and a message written into a caller's
- * ring_error, and calls ring_env.progress from its long loops so that a server
- * can answer query cancel.
+ * every failure with a status code and a message naming the bad value written
+ * into a caller's ring_error (the convention is in core/core.h), and calls
+ * ring_env.progress from its long loops so that a server can answer query
+ * cancel.
  *
  * The encoded form (what the SQL type stores after its varlena header) is
  * fixed-width little-endian and identical on every platform.  Format
@@ -47,6 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/core.h"
+
 #define RING_MIN_PART_POWER 1
 #define RING_MAX_PART_POWER 24
 #define RING_MAX_NODES 65535
@@ -69,9 +72,11 @@ typedef enum ring_status
 	RING_ELIMIT,				/* the ring would be too large */
 	RING_ENOMEM,				/* the allocator returned NULL */
 	RING_ECANCELED,				/* the progress callback asked to stop */
-	RING_EFORMAT				/* malformed encoded or text value */
+	RING_EFORMAT,				/* malformed encoded or text value */
+	RING_EINTERNAL				/* a bug: an invariant of the core failed */
 } ring_status;
 
+/* What failed, and the message (what was wrong, which value). */
 typedef struct ring_error
 {
 	ring_status code;
@@ -293,6 +298,42 @@ extern int32_t ring_find_node(const ring *r, int32_t id);
 /* stats has r->node_count entries */
 extern ring_status ring_core_node_stats(const ring_env *env, const ring *r,
 								   ring_node_stat *stats, ring_error *err);
+
+/*
+ * A node's balance: how far what it holds is from its exact weighted share,
+ * in percent of that share, 100 * (held - wanted) / wanted.  Returns 0 and
+ * leaves *balance alone for a node that wants nothing (weight 0).
+ */
+static inline int
+ring_node_balance(const ring_node_stat *s, double *balance)
+{
+	if (!(s->wanted > 0))
+		return 0;
+	*balance = 100.0 * ((double) s->held - s->wanted) / s->wanted;
+	return 1;
+}
+
+/* The largest absolute balance of the nodes (0 for none). */
+extern double ring_max_balance(const ring_node_stat *stats, uint32_t n);
+
+/*
+ * The failure domains of a ring's nodes, numbered densely in the order of
+ * their ids (ring_domains.c): what dispersion, ring_info and handoff lookups
+ * need besides the assignment.  Depends only on the node table, so a server
+ * computes it once per ring and keeps it beside the decoded ring.
+ */
+typedef struct ring_domains
+{
+	uint32_t	node_count;
+	uint32_t	regions;		/* distinct regions */
+	uint32_t	zones;			/* distinct (region, zone) pairs */
+	uint32_t   *region_of;		/* node index -> region number */
+	uint32_t   *zone_of;		/* node index -> zone number */
+} ring_domains;
+
+extern ring_status ring_domains_build(const ring_env *env, const ring *r,
+									  ring_domains *out, ring_error *err);
+extern void ring_domains_free(const ring_env *env, ring_domains *d);
 
 /*
  * Partition-replicas placed in a failure domain of this tier that already

@@ -516,158 +516,178 @@ parser_free(parser *p)
 	p->ids = NULL;
 }
 
+/* The scalar fields of a ring's text, and which keys were seen. */
+typedef struct ring_fields
+{
+	int64_t		part_power;
+	int64_t		replicas;
+	int64_t		seed;
+	int			seen_pp,
+				seen_rep,
+				seen_seed,
+				seen_nodes,
+				seen_assign;
+} ring_fields;
+
+/* The object: each key once, its value read into f or the parser. */
+static ring_status
+read_object(parser *p, ring_fields *f)
+{
+	ring_status st;
+	char		key[32];
+
+	if ((st = expect(p, '{', "expected \"{\" to start a ring")) != RING_OK)
+		return st;
+	for (;;)
+	{
+		int		   *seen;
+
+		if ((st = read_key(p, key)) != RING_OK)
+			return st;
+		if (strcmp(key, "part_power") == 0)
+			seen = &f->seen_pp;
+		else if (strcmp(key, "replicas") == 0)
+			seen = &f->seen_rep;
+		else if (strcmp(key, "seed") == 0)
+			seen = &f->seen_seed;
+		else if (strcmp(key, "nodes") == 0)
+			seen = &f->seen_nodes;
+		else if (strcmp(key, "assignment") == 0)
+			seen = &f->seen_assign;
+		else
+			return perr(p, "unexpected key (expected part_power, replicas, seed, nodes, assignment)");
+		if (*seen)
+			return perr(p, "key appears twice");
+		*seen = 1;
+		if (seen == &f->seen_pp)
+			st = read_int(p, 0, INT32_MAX, &f->part_power, "part_power");
+		else if (seen == &f->seen_rep)
+			st = read_int(p, 0, INT32_MAX, &f->replicas, "replicas");
+		else if (seen == &f->seen_seed)
+			st = read_int(p, INT64_MIN, INT64_MAX, &f->seed, "seed");
+		else if (seen == &f->seen_nodes)
+			st = read_nodes(p);
+		else
+			st = read_assignment(p);
+		if (st != RING_OK)
+			return st;
+		if (peek(p) == ',')
+		{
+			p->pos++;
+			continue;
+		}
+		if ((st = expect(p, '}', "expected \",\" or \"}\"")) != RING_OK)
+			return st;
+		break;
+	}
+	if (peek(p) != -1)
+		return perr(p, "unexpected text after the ring");
+	return RING_OK;
+}
+
+/* Required keys present, sizes in range, the assignment of the right shape. */
+static ring_status
+check_shape(const parser *p, const ring_fields *f, ring_error *err)
+{
+	uint32_t	parts;
+
+	if (!f->seen_pp || !f->seen_rep || !f->seen_nodes || !f->seen_assign)
+		return ring_fail(err, RING_EFORMAT,
+						 "invalid ring text: \"part_power\", \"replicas\", \"nodes\" and \"assignment\" are required");
+	if (ring_check_sizes((uint32_t) p->nnodes, (uint32_t) f->part_power,
+						 (uint32_t) f->replicas, err) != RING_OK)
+		return invalid_ring(err);
+	parts = (uint32_t) 1 << f->part_power;
+	if (p->rows != (uint32_t) f->replicas || p->row_len != parts)
+		return ring_fail(err, RING_EFORMAT,
+						 "invalid ring: part_power %d and %d replicas need an assignment of %d rows of %u node ids, got %u rows of %zu",
+						 (int) f->part_power, (int) f->replicas, (int) f->replicas,
+						 parts, p->rows, p->row_len);
+	return RING_OK;
+}
+
+/*
+ * The ring: nodes sorted by id (no id twice), the assignment's node ids
+ * turned into node indexes.  The nodes pass from p to out.
+ */
+static ring_status
+make_ring(const ring_env *env, parser *p, const ring_fields *f, ring *out,
+		  ring_error *err)
+{
+	uint32_t	parts = (uint32_t) 1 << f->part_power;
+	size_t		i;
+
+	ring_sort_nodes(p->nodes, (uint32_t) p->nnodes);
+	for (i = 1; i < p->nnodes; i++)
+		if (p->nodes[i].id == p->nodes[i - 1].id)
+			return ring_fail(err, RING_EFORMAT, "invalid ring: node id %d appears more than once",
+							 (int) p->nodes[i].id);
+	for (i = 0; i < p->nnodes; i++)
+		if (p->nodes[i].weight == 0)
+			p->nodes[i].weight = 0;	/* "-0" reads as zero */
+	out->part_power = (uint32_t) f->part_power;
+	out->replicas = (uint32_t) f->replicas;
+	out->node_count = (uint32_t) p->nnodes;
+	out->seed = f->seed;
+	out->nodes = p->nodes;
+	out->assignment = env->alloc(env->ctx, sizeof(uint16_t) * p->nids);
+	if (out->assignment == NULL)
+	{
+		out->nodes = NULL;
+		return ring_fail(err, RING_ENOMEM, "out of memory");
+	}
+	p->nodes = NULL;			/* now owned by out */
+	for (i = 0; i < p->nids; i++)
+	{
+		int32_t		idx = ring_find_node(out, p->ids[i]);
+
+		if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
+		{
+			ring_free(env, out);
+			return ring_fail(err, RING_ECANCELED, "canceled");
+		}
+
+		if (idx < 0)
+		{
+			ring_status st = ring_fail(err, RING_EFORMAT,
+									   "invalid ring: replica %zu of partition %zu is on node %d, which is not in the nodes",
+									   i / parts, i % parts, (int) p->ids[i]);
+
+			ring_free(env, out);
+			return st;
+		}
+		out->assignment[i] = (uint16_t) idx;
+	}
+	return RING_OK;
+}
+
 ring_status
 ring_from_json(const ring_env *env, const char *text, size_t len, ring *out,
 			   ring_error *err)
 {
 	parser		p;
+	ring_fields f;
 	ring_status st;
-	int64_t		part_power = -1,
-				replicas = -1,
-				seed = 0;
-	int			seen_pp = 0,
-				seen_rep = 0,
-				seen_seed = 0,
-				seen_nodes = 0,
-				seen_assign = 0;
-	char		key[32];
-	size_t		i;
-	uint32_t	parts;
 
 	memset(out, 0, sizeof(*out));
 	memset(&p, 0, sizeof(p));
+	memset(&f, 0, sizeof(f));
+	f.part_power = -1;
+	f.replicas = -1;
 	p.env = env;
 	p.s = text;
 	p.len = len;
 	p.err = err;
-	if ((st = expect(&p, '{', "expected \"{\" to start a ring")) != RING_OK)
-		goto fail;
-	for (;;)
+	if ((st = read_object(&p, &f)) != RING_OK ||
+		(st = check_shape(&p, &f, err)) != RING_OK ||
+		(st = make_ring(env, &p, &f, out, err)) != RING_OK)
 	{
-		int		   *seen;
-
-		if ((st = read_key(&p, key)) != RING_OK)
-			goto fail;
-		if (strcmp(key, "part_power") == 0)
-			seen = &seen_pp;
-		else if (strcmp(key, "replicas") == 0)
-			seen = &seen_rep;
-		else if (strcmp(key, "seed") == 0)
-			seen = &seen_seed;
-		else if (strcmp(key, "nodes") == 0)
-			seen = &seen_nodes;
-		else if (strcmp(key, "assignment") == 0)
-			seen = &seen_assign;
-		else
-		{
-			st = perr(&p, "unexpected key (expected part_power, replicas, seed, nodes, assignment)");
-			goto fail;
-		}
-		if (*seen)
-		{
-			st = perr(&p, "key appears twice");
-			goto fail;
-		}
-		*seen = 1;
-		if (seen == &seen_pp)
-			st = read_int(&p, 0, INT32_MAX, &part_power, "part_power");
-		else if (seen == &seen_rep)
-			st = read_int(&p, 0, INT32_MAX, &replicas, "replicas");
-		else if (seen == &seen_seed)
-			st = read_int(&p, INT64_MIN, INT64_MAX, &seed, "seed");
-		else if (seen == &seen_nodes)
-			st = read_nodes(&p);
-		else
-			st = read_assignment(&p);
-		if (st != RING_OK)
-			goto fail;
-		if (peek(&p) == ',')
-		{
-			p.pos++;
-			continue;
-		}
-		if ((st = expect(&p, '}', "expected \",\" or \"}\"")) != RING_OK)
-			goto fail;
-		break;
-	}
-	if (peek(&p) != -1)
-	{
-		st = perr(&p, "unexpected text after the ring");
-		goto fail;
-	}
-	if (!seen_pp || !seen_rep || !seen_nodes || !seen_assign)
-	{
-		st = ring_fail(err, RING_EFORMAT,
-					   "invalid ring text: \"part_power\", \"replicas\", \"nodes\" and \"assignment\" are required");
-		goto fail;
-	}
-	st = ring_check_sizes((uint32_t) p.nnodes, (uint32_t) part_power,
-						  (uint32_t) replicas, err);
-	if (st != RING_OK)
-	{
-		st = invalid_ring(err);
-		goto fail;
-	}
-	parts = (uint32_t) 1 << part_power;
-	if (p.rows != (uint32_t) replicas || p.row_len != parts)
-	{
-		st = ring_fail(err, RING_EFORMAT,
-					   "invalid ring: part_power %d and %d replicas need an assignment of %d rows of %u node ids, got %u rows of %zu",
-					   (int) part_power, (int) replicas, (int) replicas, parts,
-					   p.rows, p.row_len);
-		goto fail;
-	}
-	ring_sort_nodes(p.nodes, (uint32_t) p.nnodes);
-	for (i = 1; i < p.nnodes; i++)
-		if (p.nodes[i].id == p.nodes[i - 1].id)
-		{
-			st = ring_fail(err, RING_EFORMAT, "invalid ring: node id %d appears more than once",
-						   (int) p.nodes[i].id);
-			goto fail;
-		}
-	for (i = 0; i < p.nnodes; i++)
-		if (p.nodes[i].weight == 0)
-			p.nodes[i].weight = 0;	/* "-0" reads as zero */
-	out->part_power = (uint32_t) part_power;
-	out->replicas = (uint32_t) replicas;
-	out->node_count = (uint32_t) p.nnodes;
-	out->seed = seed;
-	out->nodes = p.nodes;
-	out->assignment = env->alloc(env->ctx, sizeof(uint16_t) * p.nids);
-	if (out->assignment == NULL)
-	{
-		out->nodes = NULL;
-		st = ring_fail(err, RING_ENOMEM, "out of memory");
-		goto fail;
-	}
-	p.nodes = NULL;				/* now owned by out */
-	for (i = 0; i < p.nids; i++)
-	{
-		int32_t		idx = ring_find_node(out, p.ids[i]);
-
-		if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
-		{
-			ring_free(env, out);
-			st = ring_fail(err, RING_ECANCELED, "canceled");
-			goto fail;
-		}
-
-		if (idx < 0)
-		{
-			st = ring_fail(err, RING_EFORMAT,
-						   "invalid ring: replica %zu of partition %zu is on node %d, which is not in the nodes",
-						   i / parts, i % parts, (int) p.ids[i]);
-			ring_free(env, out);
-			goto fail;
-		}
-		out->assignment[i] = (uint16_t) idx;
+		parser_free(&p);
+		return st;
 	}
 	parser_free(&p);
 	st = ring_validate(env, out, err);
 	if (st != RING_OK)
 		ring_free(env, out);
-	return st;
-fail:
-	parser_free(&p);
 	return st;
 }

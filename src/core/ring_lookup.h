@@ -54,23 +54,7 @@ extern ring_status ring_lookup_keys_prefetching(const ring *r,
 												const ring_env *env,
 												uint32_t distance);
 
-/*
- * The failure domains of a ring's nodes, numbered densely: what handoff
- * lookups need besides the assignment.  Depends only on the node table, so a
- * server computes it once per ring and keeps it beside the decoded ring.
- */
-typedef struct ring_domains
-{
-	uint32_t	node_count;
-	uint32_t	regions;		/* distinct regions */
-	uint32_t	zones;			/* distinct (region, zone) pairs */
-	uint32_t   *region_of;		/* node index -> region number */
-	uint32_t   *zone_of;		/* node index -> zone number */
-} ring_domains;
-
-extern ring_status ring_domains_build(const ring_env *env, const ring *r,
-									  ring_domains *out, ring_error *err);
-extern void ring_domains_free(const ring_env *env, ring_domains *d);
+/* ring_domains (the failure domains of the nodes) is in ring.h. */
 
 /* Bytes of the workspace that ring_handoff needs (any content). */
 extern size_t ring_handoff_workspace_size(const ring_domains *d);

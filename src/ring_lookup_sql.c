@@ -1,5 +1,5 @@
 /*
- * src/ring_lookup.c
+ * src/ring_lookup_sql.c
  *		SQL functions of partition ring lookups as applications hold their
  *		keys: ring_partition and ring_nodes of text, bytea and uuid keys (of
  *		their xxh3_64), handoff nodes (ring_handoff_nodes,
@@ -53,20 +53,6 @@ id_array(const int32 *ids, int count)
 	return a;
 }
 
-/* node ids of the replicas of a partition, primary first */
-static ArrayType *
-replica_ids(const decoded_ring *dr, uint32 partition)
-{
-	uint32		R = dr->r.replicas;
-	const uint16 *row = dr->by_partition + (Size) partition * R;
-	int32	   *ids = palloc(sizeof(int32) * R);
-	uint32		rep;
-
-	for (rep = 0; rep < R; rep++)
-		ids[rep] = dr->r.nodes[row[rep]].id;
-	return id_array(ids, (int) R);
-}
-
 /* ---- text, bytea and uuid keys: the lookups of their xxh3_64 ---- */
 
 #define KEY_FUNCTIONS(suffix, hash_expr) \
@@ -87,7 +73,7 @@ ring_nodes_##suffix(PG_FUNCTION_ARGS) \
 	const decoded_ring *dr = ring_decoded_arg(fcinfo, 0); \
 	uint64		key = (hash_expr); \
 \
-	PG_RETURN_ARRAYTYPE_P(replica_ids(dr, ring_partition_of(&dr->r, key))); \
+	PG_RETURN_ARRAYTYPE_P(ring_decoded_replicas(dr, ring_partition_of(&dr->r, key))); \
 }
 
 KEY_FUNCTIONS(text, key_hash_text(PG_GETARG_TEXT_PP(1)))

@@ -1,5 +1,5 @@
 /*
- * src/ring.c
+ * src/ring_sql.c
  *		SQL functions of the partition ring: the partition_ring type (JSON
  *		text form, binary form), ring_build, ring_rebalance, lookups (through
  *		the backend-wide cache of decoded rings in src/ring_cache.c), and
@@ -9,8 +9,6 @@
  * arguments, checks them, calls the core and builds results.
  */
 #include "postgres.h"
-
-#include <math.h>
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
@@ -166,7 +164,7 @@ array_elements(ArrayType *a, Oid type, const char *name, int *count)
 	for (i = 0; i < *count; i++)
 		if (nulls[i])
 			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s cannot contain NULL, found one at position %d",
 							name, i + 1)));
 	return values;
@@ -304,29 +302,6 @@ ring_rebalance(PG_FUNCTION_ARGS)
 
 /* ---- lookups ---- */
 
-/* int4[] of the node ids of a partition's replicas, primary first */
-static ArrayType *
-replica_array(const decoded_ring *c, uint32 partition)
-{
-	uint32		R = c->r.replicas;
-	Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(int32) * (Size) R;
-	ArrayType  *a = (ArrayType *) palloc0(bytes);
-	const uint16 *slots = c->by_partition + (Size) partition * R;
-	int32	   *ids;
-	uint32		rep;
-
-	SET_VARSIZE(a, bytes);
-	a->ndim = 1;
-	a->dataoffset = 0;
-	a->elemtype = INT4OID;
-	ARR_DIMS(a)[0] = (int) R;
-	ARR_LBOUND(a)[0] = 1;
-	ids = (int32 *) ARR_DATA_PTR(a);
-	for (rep = 0; rep < R; rep++)
-		ids[rep] = c->r.nodes[slots[rep]].id;
-	return a;
-}
-
 PG_FUNCTION_INFO_V1(ring_partition);
 Datum
 ring_partition(PG_FUNCTION_ARGS)
@@ -344,7 +319,7 @@ ring_nodes(PG_FUNCTION_ARGS)
 	const decoded_ring *c = ring_decoded_arg(fcinfo, 0);
 	uint64		key = (uint64) PG_GETARG_INT64(1);
 
-	PG_RETURN_ARRAYTYPE_P(replica_array(c, ring_partition_of(&c->r, key)));
+	PG_RETURN_ARRAYTYPE_P(ring_decoded_replicas(c, ring_partition_of(&c->r, key)));
 }
 
 PG_FUNCTION_INFO_V1(ring_partition_nodes);
@@ -360,7 +335,7 @@ ring_partition_nodes(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("partition must be between 0 and %lld, got %d",
 						(long long) (parts - 1), partition)));
-	PG_RETURN_ARRAYTYPE_P(replica_array(c, (uint32) partition));
+	PG_RETURN_ARRAYTYPE_P(ring_decoded_replicas(c, (uint32) partition));
 }
 
 /* ---- inspection ---- */
@@ -462,6 +437,7 @@ ring_node_stats(PG_FUNCTION_ARGS)
 		const ring_node_stat *s = &st->stats[i];
 		Datum		values[9];
 		bool		nulls[9] = {false};
+		double		balance;
 
 		values[0] = Int32GetDatum(nd->id);
 		values[1] = Int32GetDatum(nd->zone);
@@ -471,8 +447,8 @@ ring_node_stats(PG_FUNCTION_ARGS)
 		values[5] = Int64GetDatum(s->primaries);
 		values[6] = Float8GetDatum(s->wanted);
 		values[7] = Int64GetDatum(s->quota);
-		if (s->wanted > 0)
-			values[8] = Float8GetDatum(100.0 * ((double) s->held - s->wanted) / s->wanted);
+		if (ring_node_balance(s, &balance))
+			values[8] = Float8GetDatum(balance);
 		else
 			nulls[8] = true;
 		SRF_RETURN_NEXT(funcctx,
@@ -526,15 +502,6 @@ hex_digest(const uint8 *digest)
 	return s;
 }
 
-static int
-compare_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * ring_info(ring) -> (part_power int, replicas int, partitions int,
  *		nodes int, zones int, regions int, seed bigint, fingerprint text,
@@ -549,42 +516,25 @@ ring_info(PG_FUNCTION_ARGS)
 	const decoded_ring *c = ring_decoded_arg(fcinfo, 0);
 	const ring *r = &c->r;
 	const ring_node_stat *stats = ring_decoded_node_stats(c);
+	ring_env	env = ring_server_env(CurrentMemoryContext);
+	ring_error	err;
 	Datum		values[12];
 	bool		nulls[12] = {false};
-	double		worst = 0;
-	uint64	   *keys;
-	uint32		zones = 0,
-				regions = 0,
-				i;
+	ring_domains d;
 
-	keys = palloc(sizeof(uint64) * r->node_count);
-	for (i = 0; i < r->node_count; i++)
-	{
-		if (stats[i].wanted > 0)
-			worst = Max(worst, fabs(100.0 * ((double) stats[i].held - stats[i].wanted) / stats[i].wanted));
-		keys[i] = ((uint64) ((uint32) r->nodes[i].region ^ 0x80000000u) << 32) |
-			((uint32) r->nodes[i].zone ^ 0x80000000u);
-	}
-	/* distinct (region, zone) pairs, and distinct regions */
-	qsort(keys, r->node_count, sizeof(uint64), compare_uint64);
-	for (i = 0; i < r->node_count; i++)
-	{
-		if (i == 0 || keys[i] != keys[i - 1])
-			zones++;
-		if (i == 0 || (keys[i] >> 32) != (keys[i - 1] >> 32))
-			regions++;
-	}
-	pfree(keys);
+	if (ring_domains_build(&env, r, &d, &err) != RING_OK)
+		ring_report_error(&err, ERRCODE_DATA_CORRUPTED);
 	values[0] = Int32GetDatum((int32) r->part_power);
 	values[1] = Int32GetDatum((int32) r->replicas);
 	values[2] = Int32GetDatum((int32) (1u << r->part_power));
 	values[3] = Int32GetDatum((int32) r->node_count);
-	values[4] = Int32GetDatum((int32) zones);
-	values[5] = Int32GetDatum((int32) regions);
+	values[4] = Int32GetDatum((int32) d.zones);
+	values[5] = Int32GetDatum((int32) d.regions);
+	ring_domains_free(&env, &d);
 	values[6] = Int64GetDatum(r->seed);
 	values[7] = CStringGetTextDatum(hex_digest(ring_decoded_digest(c)));
 	values[8] = Int64GetDatum((int64) ring_encoded_size(r->part_power, r->replicas, r->node_count));
-	values[9] = Float8GetDatum(worst);
+	values[9] = Float8GetDatum(ring_max_balance(stats, r->node_count));
 	values[10] = Float8GetDatum(dispersion_of(c, RING_TIER_ZONE));
 	values[11] = Float8GetDatum(dispersion_of(c, RING_TIER_REGION));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
