@@ -15,49 +15,9 @@
 
 #include "core/ring.h"
 #include "core/ring_lookup.h"
+#include "ring_test_env.h"
 #include "unit.h"
 
-typedef struct test_ctx
-{
-	long		live;
-	long		allocs;
-	long		fail_at;		/* fail the allocation with this number (1-based), 0 never */
-	long		progress_calls;
-	long		cancel_at;		/* progress returns 1 at this call, 0 never */
-} test_ctx;
-
-static void *
-t_alloc(void *ctx, size_t n)
-{
-	test_ctx   *c = ctx;
-
-	c->allocs++;
-	if (c->fail_at != 0 && c->allocs == c->fail_at)
-		return NULL;
-	c->live++;
-	return malloc(n);
-}
-
-static void
-t_free(void *ctx, void *p)
-{
-	test_ctx   *c = ctx;
-
-	c->live--;
-	free(p);
-}
-
-static int
-t_progress(void *ctx)
-{
-	test_ctx   *c = ctx;
-
-	c->progress_calls++;
-	return c->cancel_at != 0 && c->progress_calls >= c->cancel_at;
-}
-
-static test_ctx tctx;
-static ring_env env = {.alloc = t_alloc, .free = t_free, .progress = t_progress, .ctx = &tctx};
 
 static uint64_t rs = 20261123;
 
