@@ -210,9 +210,9 @@ rocksteadier_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(sizeof(uint32) * ROCKSTEADIER_WORKSPACE(lot_size));
-	rocksteadier_write_subset_interruptible((uint32) a.frontend, (uint32) a.backends, (uint32) members,
-											(uint32) lot_size, (uint32 *) ARR_DATA_PTR(subset), workspace,
-											&subset_interrupts);
+	rocksteadier_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
+							  (uint32) lot_size, (uint32 *) ARR_DATA_PTR(subset), workspace,
+							  &subset_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -234,9 +234,9 @@ random_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(random_subset_workspace_bytes((uint32) a.backends, (uint32) members));
-	random_write_subset_interruptible((uint32) a.frontend, (uint32) a.backends, (uint32) members,
-									  (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
-									  &subset_interrupts);
+	random_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
+						(uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
+						&subset_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -277,9 +277,9 @@ deterministic_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(deterministic_subset_workspace_bytes((uint32) a.backends));
-	deterministic_write_subset_interruptible((uint32) a.frontend, (uint32) a.backends, (uint32) members,
-											 (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
-											 &subset_interrupts);
+	deterministic_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
+							   (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
+							   &subset_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -302,9 +302,9 @@ consistent_subset(PG_FUNCTION_ARGS)
 
 	subset = new_int4_array(members);
 	workspace = palloc(consistent_subset_workspace_bytes((uint32) a.backends, (uint32) members));
-	consistent_write_subset_interruptible((uint32) a.frontend, (uint32) a.backends, (uint32) members,
-										  (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
-										  &subset_interrupts);
+	consistent_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
+							(uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
+							&subset_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }

@@ -150,7 +150,7 @@ static uint32_t rocksteadier_workspace[ROCKSTEADIER_WORKSPACE(ROCKSTEADIER_MAX_L
 static int64_t
 rocksteadier(uint32_t m, uint32_t n, uint32_t k, uint32_t lot_size, uint32_t *out)
 {
-	return rocksteadier_write_subset(m, n, k, lot_size, out, rocksteadier_workspace);
+	return rocksteadier_write_subset(m, n, k, lot_size, out, rocksteadier_workspace, NULL);
 }
 
 static int
@@ -594,13 +594,13 @@ baseline(subset_algorithm_id id, uint32_t m, uint32_t n, uint32_t k, uint64_t se
 	switch (id)
 	{
 		case SUBSET_RANDOM:
-			return random_write_subset(m, n, k, seed, out, big_workspace);
+			return random_write_subset(m, n, k, seed, out, big_workspace, NULL);
 		case SUBSET_ROUND_ROBIN:
 			return round_robin_write_subset(m, n, k, out);
 		case SUBSET_DETERMINISTIC:
-			return deterministic_write_subset(m, n, k, seed, out, big_workspace);
+			return deterministic_write_subset(m, n, k, seed, out, big_workspace, NULL);
 		case SUBSET_CONSISTENT:
-			return consistent_write_subset(m, n, k, seed, out, big_workspace);
+			return consistent_write_subset(m, n, k, seed, out, big_workspace, NULL);
 		default:
 			return -2;
 	}
@@ -713,7 +713,7 @@ TEST(random_workspace_of_subsets_above_2_30_members)
 	workspace = malloc(random_subset_workspace_bytes(4294967295u, k));
 	subset = malloc(sizeof(uint32_t) * k);
 	CHECK(random_subset_workspace_bytes(4294967295u, k) == sizeof(uint32_t) * 4 * k);
-	CHECK_EQ_INT(random_write_subset(12345, 4294967295u, k, 9, subset, workspace), k);
+	CHECK_EQ_INT(random_write_subset(12345, 4294967295u, k, 9, subset, workspace, NULL), k);
 	CHECK(distinct_in_range(subset, k, 4294967295u));
 	free(workspace);
 	free(subset);
@@ -767,7 +767,7 @@ TEST(deterministic_leaves_out_the_articles_round_robin_leftovers)
 	bool		seen[2][10] = {{false}};
 
 	for (uint32_t m = 0; m < 4; m++)
-		CHECK_EQ_INT(deterministic_write_subset(m, 10, 4, 0, s[m], big_workspace), 4);
+		CHECK_EQ_INT(deterministic_write_subset(m, 10, 4, 0, s[m], big_workspace, NULL), 4);
 	for (uint32_t m = 0; m < 4; m++)
 		for (int i = 0; i < 4; i++)
 			seen[m / 2][s[m][i]] = true;

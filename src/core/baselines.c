@@ -87,9 +87,9 @@ random_subset_workspace_bytes(uint32_t backends, uint32_t subset_size)
 	return sizeof(uint32_t) * (size_t) (backends <= table ? backends : table);
 }
 
-static int64_t
-random_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
-			 uint32_t *out, void *workspace, const core_interrupts *ci)
+int64_t
+random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
+					uint32_t *out, void *workspace, const core_interrupts *ci)
 {
 	uint32_t	count = min_u32(subset_size, backends);
 	uint64_t	table_size = sparse_table_size(count);
@@ -143,21 +143,6 @@ random_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_
 		}
 	}
 	return count;
-}
-
-int64_t
-random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
-					uint32_t *out, void *workspace)
-{
-	return random_write(frontend, backends, subset_size, seed, out, workspace, NULL);
-}
-
-int64_t
-random_write_subset_interruptible(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-								  uint64_t seed, uint32_t *out, void *workspace,
-								  const core_interrupts *ci)
-{
-	return random_write(frontend, backends, subset_size, seed, out, workspace, ci);
 }
 
 int64_t
@@ -261,15 +246,8 @@ deterministic_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, 
 
 int64_t
 deterministic_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-						   uint64_t seed, uint32_t *out, void *workspace)
-{
-	return deterministic_write(frontend, backends, subset_size, seed, out, workspace, NULL, NULL);
-}
-
-int64_t
-deterministic_write_subset_interruptible(uint32_t frontend, uint32_t backends,
-										 uint32_t subset_size, uint64_t seed, uint32_t *out,
-										 void *workspace, const core_interrupts *ci)
+						   uint64_t seed, uint32_t *out, void *workspace,
+						   const core_interrupts *ci)
 {
 	return deterministic_write(frontend, backends, subset_size, seed, out, workspace, NULL, ci);
 }
@@ -344,9 +322,9 @@ sift_down(uint64_t *dist, uint32_t *index, uint32_t size, uint32_t at)
 	}
 }
 
-static int64_t
-consistent_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
-				 uint32_t *out, void *workspace, const core_interrupts *ci)
+int64_t
+consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
+						uint32_t *out, void *workspace, const core_interrupts *ci)
 {
 	uint32_t	count = min_u32(subset_size, backends);
 	uint64_t   *dist = workspace;
@@ -390,19 +368,4 @@ consistent_write(uint32_t frontend, uint32_t backends, uint32_t subset_size, uin
 		sift_down(dist, out, size - 1, 0);
 	}
 	return count;
-}
-
-int64_t
-consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64_t seed,
-						uint32_t *out, void *workspace)
-{
-	return consistent_write(frontend, backends, subset_size, seed, out, workspace, NULL);
-}
-
-int64_t
-consistent_write_subset_interruptible(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-									  uint64_t seed, uint32_t *out, void *workspace,
-									  const core_interrupts *ci)
-{
-	return consistent_write(frontend, backends, subset_size, seed, out, workspace, ci);
 }

@@ -33,6 +33,7 @@
  * With k >= N every algorithm returns all N backends, in its own order:
  * random and consistent the whole shuffle or circle, round robin all N from
  * (m * k) mod N on, deterministic the whole shuffle of round m (k taken as N).
+ * The loops that can be long check for interrupts through ci (NULL: none).
  */
 #ifndef SUBSETTING_CORE_BASELINES_H
 #define SUBSETTING_CORE_BASELINES_H
@@ -60,12 +61,8 @@ extern uint32_t baselines_uniform(uint64_t draw, uint32_t n);
 
 extern size_t random_subset_workspace_bytes(uint32_t backends, uint32_t subset_size);
 extern int64_t random_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-								   uint64_t seed, uint32_t *out, void *workspace);
-/* The same, checking for interrupts (ci) every INTERRUPTS_EVERY steps. */
-extern int64_t random_write_subset_interruptible(uint32_t frontend, uint32_t backends,
-												 uint32_t subset_size, uint64_t seed,
-												 uint32_t *out, void *workspace,
-												 const core_interrupts *ci);
+								   uint64_t seed, uint32_t *out, void *workspace,
+								   const core_interrupts *ci);
 
 /* The subset starts at (frontend * subset_size) mod N, also when k > N. */
 extern int64_t round_robin_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
@@ -77,11 +74,8 @@ extern int64_t round_robin_write_subset(uint32_t frontend, uint32_t backends, ui
  */
 extern size_t deterministic_subset_workspace_bytes(uint32_t backends);
 extern int64_t deterministic_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-										  uint64_t seed, uint32_t *out, void *workspace);
-extern int64_t deterministic_write_subset_interruptible(uint32_t frontend, uint32_t backends,
-														uint32_t subset_size, uint64_t seed,
-														uint32_t *out, void *workspace,
-														const core_interrupts *ci);
+										  uint64_t seed, uint32_t *out, void *workspace,
+										  const core_interrupts *ci);
 
 /*
  * The same, for many frontends in a row: the workspace keeps the shuffle of
@@ -104,10 +98,7 @@ extern size_t consistent_subset_workspace_bytes(uint32_t backends, uint32_t subs
 extern uint64_t consistent_backend_position(uint64_t seed, uint32_t backend);
 extern uint64_t consistent_frontend_position(uint64_t seed, uint32_t frontend);
 extern int64_t consistent_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-									   uint64_t seed, uint32_t *out, void *workspace);
-extern int64_t consistent_write_subset_interruptible(uint32_t frontend, uint32_t backends,
-													 uint32_t subset_size, uint64_t seed,
-													 uint32_t *out, void *workspace,
-													 const core_interrupts *ci);
+									   uint64_t seed, uint32_t *out, void *workspace,
+									   const core_interrupts *ci);
 
 #endif							/* SUBSETTING_CORE_BASELINES_H */

@@ -213,16 +213,8 @@ write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint32_
 
 int64_t
 rocksteadier_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-						  uint32_t lot_size, uint32_t *out, uint32_t *workspace)
-{
-	return write_subset(frontend, backends, subset_size, lot_size, out, workspace, NULL, NULL);
-}
-
-int64_t
-rocksteadier_write_subset_interruptible(uint32_t frontend, uint32_t backends,
-										uint32_t subset_size, uint32_t lot_size,
-										uint32_t *out, uint32_t *workspace,
-										const core_interrupts *ci)
+						  uint32_t lot_size, uint32_t *out, uint32_t *workspace,
+						  const core_interrupts *ci)
 {
 	return write_subset(frontend, backends, subset_size, lot_size, out, workspace, NULL, ci);
 }

@@ -69,15 +69,12 @@ extern uint64_t rocksteadier_shuffle_steps(uint32_t backends, uint32_t subset_si
  * Frontend m's subset: writes min(subset_size, backends) backends to out, in
  * the order read, and returns how many; returns -1 if backends is 0 or
  * lot_size is 0 or above ROCKSTEADIER_MAX_LOT_SIZE.  workspace holds
- * ROCKSTEADIER_WORKSPACE(lot_size) values.
+ * ROCKSTEADIER_WORKSPACE(lot_size) values.  It checks for interrupts (ci,
+ * may be NULL) once per lot visited.
  */
 extern int64_t rocksteadier_write_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
-										 uint32_t lot_size, uint32_t *out, uint32_t *workspace);
-/* The same, checking for interrupts (ci) once per lot visited. */
-extern int64_t rocksteadier_write_subset_interruptible(uint32_t frontend, uint32_t backends,
-													   uint32_t subset_size, uint32_t lot_size,
-													   uint32_t *out, uint32_t *workspace,
-													   const core_interrupts *ci);
+										 uint32_t lot_size, uint32_t *out, uint32_t *workspace,
+										 const core_interrupts *ci);
 
 /*
  * The shuffles that the frontends of one frontend lot share (they visit the

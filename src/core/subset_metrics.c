@@ -183,7 +183,7 @@ subset_generator_write(subset_generator *g, uint32_t frontend, uint32_t *out)
 	{
 		case SUBSET_RANDOM:
 			return random_write_subset(frontend, g->backends, g->subset_size, g->algorithm.seed,
-									   out, g->workspace);
+									   out, g->workspace, NULL);
 		case SUBSET_ROUND_ROBIN:
 			return round_robin_write_subset(frontend, g->backends, g->subset_size, out);
 		case SUBSET_DETERMINISTIC:
@@ -192,7 +192,7 @@ subset_generator_write(subset_generator *g, uint32_t frontend, uint32_t *out)
 													 &g->cached_round);
 		case SUBSET_CONSISTENT:
 			return consistent_write_subset(frontend, g->backends, g->subset_size,
-										   g->algorithm.seed, out, g->workspace);
+										   g->algorithm.seed, out, g->workspace, NULL);
 		case SUBSET_RINGSTEADY:
 		case SUBSET_RINGSTEADY_UNSCALED:
 			return ringsteady_write_subset(frontend, g->backends, g->subset_size,

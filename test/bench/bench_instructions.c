@@ -111,15 +111,15 @@ main(int argc, char **argv)
 		else if (strcmp(what, "ringsteady") == 0)
 			sum += ringsteady_write_subset(f, backends, K, true, out);
 		else if (strcmp(what, "rocksteadier") == 0)
-			sum += rocksteadier_write_subset(f, backends, K, LOT_SIZE, out, (uint32_t *) workspace);
+			sum += rocksteadier_write_subset(f, backends, K, LOT_SIZE, out, (uint32_t *) workspace, NULL);
 		else if (strcmp(what, "random") == 0)
-			sum += random_write_subset(f, backends, K, 0, out, workspace);
+			sum += random_write_subset(f, backends, K, 0, out, workspace, NULL);
 		else if (strcmp(what, "round_robin") == 0)
 			sum += round_robin_write_subset(f, backends, K, out);
 		else if (strcmp(what, "deterministic") == 0)
-			sum += deterministic_write_subset(f, backends, K, 0, out, workspace);
+			sum += deterministic_write_subset(f, backends, K, 0, out, workspace, NULL);
 		else if (strcmp(what, "consistent") == 0)
-			sum += consistent_write_subset(f, backends, K, 0, out, workspace);
+			sum += consistent_write_subset(f, backends, K, 0, out, workspace, NULL);
 		else
 		{
 			fprintf(stderr, "bench_instructions: no function %s\n", what);

@@ -75,19 +75,19 @@ time_calls(method m, uint32_t backends, long calls)
 				ringsteady_write_subset(f, backends, K, true, out);
 				break;
 			case ROCKSTEADIER:
-				rocksteadier_write_subset(f, backends, K, 10, out, (uint32_t *) workspace);
+				rocksteadier_write_subset(f, backends, K, 10, out, (uint32_t *) workspace, NULL);
 				break;
 			case RANDOM:
-				random_write_subset(f, backends, K, 0, out, workspace);
+				random_write_subset(f, backends, K, 0, out, workspace, NULL);
 				break;
 			case ROUND_ROBIN:
 				round_robin_write_subset(f, backends, K, out);
 				break;
 			case DETERMINISTIC:
-				deterministic_write_subset(f, backends, K, 0, out, workspace);
+				deterministic_write_subset(f, backends, K, 0, out, workspace, NULL);
 				break;
 			case CONSISTENT:
-				consistent_write_subset(f, backends, K, 0, out, workspace);
+				consistent_write_subset(f, backends, K, 0, out, workspace, NULL);
 				break;
 			case POST_LINEAR_TIME:
 				post_ringsteady_linear_time(backends, f, K, out);

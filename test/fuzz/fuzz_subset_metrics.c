@@ -142,18 +142,18 @@ direct_subset(const subset_algorithm *algorithm, uint32_t frontend, uint32_t bac
 	{
 		case SUBSET_RANDOM:
 			count = random_write_subset(frontend, backends, subset_size, algorithm->seed, out,
-										workspace);
+										workspace, NULL);
 			break;
 		case SUBSET_ROUND_ROBIN:
 			count = round_robin_write_subset(frontend, backends, subset_size, out);
 			break;
 		case SUBSET_DETERMINISTIC:
 			count = deterministic_write_subset(frontend, backends, subset_size, algorithm->seed,
-											   out, workspace);
+											   out, workspace, NULL);
 			break;
 		case SUBSET_CONSISTENT:
 			count = consistent_write_subset(frontend, backends, subset_size, algorithm->seed, out,
-											workspace);
+											workspace, NULL);
 			break;
 		case SUBSET_RINGSTEADY:
 		case SUBSET_RINGSTEADY_UNSCALED:
@@ -162,7 +162,7 @@ direct_subset(const subset_algorithm *algorithm, uint32_t frontend, uint32_t bac
 			break;
 		case SUBSET_ROCKSTEADIER:
 			count = rocksteadier_write_subset(frontend, backends, subset_size,
-											  algorithm->lot_size, out, workspace);
+											  algorithm->lot_size, out, workspace, NULL);
 			break;
 	}
 	free(workspace);

@@ -123,7 +123,7 @@ rocksteadier(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint32_
 	int64_t		count;
 
 	scribble(workspace, bytes);
-	count = rocksteadier_write_subset(frontend, backends, subset_size, lot_size, out, workspace);
+	count = rocksteadier_write_subset(frontend, backends, subset_size, lot_size, out, workspace, NULL);
 	free(workspace);
 	return count;
 }
@@ -206,7 +206,7 @@ check_rocksteadier(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 		uint32_t   *nothing = allocate(0);
 
 		REQUIRE(rocksteadier_write_subset(frontend, backends, subset_size, lot_size, nothing,
-										  nothing) == -1);
+										  nothing, NULL) == -1);
 		free(nothing);
 		return;
 	}
@@ -250,7 +250,7 @@ random_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, uint64
 	int64_t		count;
 
 	scribble(workspace, bytes);
-	count = random_write_subset(frontend, backends, subset_size, seed, out, workspace);
+	count = random_write_subset(frontend, backends, subset_size, seed, out, workspace, NULL);
 	free(workspace);
 	return count;
 }
@@ -354,7 +354,7 @@ deterministic_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size,
 	int64_t		count;
 
 	scribble(workspace, bytes);
-	count = deterministic_write_subset(frontend, backends, subset_size, seed, out, workspace);
+	count = deterministic_write_subset(frontend, backends, subset_size, seed, out, workspace, NULL);
 	free(workspace);
 	return count;
 }
@@ -441,7 +441,7 @@ consistent_subset(uint32_t frontend, uint32_t backends, uint32_t subset_size, ui
 	int64_t		count;
 
 	scribble(workspace, bytes);
-	count = consistent_write_subset(frontend, backends, subset_size, seed, out, workspace);
+	count = consistent_write_subset(frontend, backends, subset_size, seed, out, workspace, NULL);
 	free(workspace);
 	return count;
 }
