@@ -280,5 +280,4 @@ ring_report_error(const ring_error *err, int format_code)
 			break;
 	}
 	ereport(ERROR, (errcode(sqlstate), errmsg_ring_problem(err)));
-	pg_unreachable();
 }
