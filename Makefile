@@ -9,6 +9,7 @@ OBJS = \
 	src/subsets.o \
 	src/ring_sql.o \
 	src/ring_cache.o \
+	src/ring_errors.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \

@@ -46,6 +46,7 @@
 #include "compat.h"
 #include "module.h"
 #include "ring_cache.h"
+#include "ring_errors.h"
 
 StaticAssertDecl(PG_SHA256_DIGEST_LENGTH == RING_DIGEST_SIZE,
 				 "the ring digest is a SHA-256");
@@ -110,41 +111,6 @@ ring_server_env(MemoryContext cxt)
 	env.digest = ring_sha256;
 	env.ctx = cxt;
 	return env;
-}
-
-void
-ring_report_error(const ring_error *err, int format_code)
-{
-	switch (err->code)
-	{
-		case RING_EINVAL:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s", err->message)));
-			break;
-		case RING_ELIMIT:
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("%s", err->message)));
-			break;
-		case RING_ENOMEM:
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory")));
-			break;
-		case RING_EFORMAT:
-			ereport(ERROR,
-					(errcode(format_code),
-					 errmsg("%s", err->message)));
-			break;
-		case RING_EINTERNAL:
-			elog(ERROR, "partition ring: %s", err->message);
-			break;
-		default:
-			break;
-	}
-	elog(ERROR, "partition ring: unexpected status %d: %s",
-		 (int) err->code, err->message);
 }
 
 /* ---- reading ring values ---- */

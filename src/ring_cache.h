@@ -55,9 +55,6 @@ extern const uint8 *ring_decoded_digest(const decoded_ring *dr);
 /* The core's allocator (memory of cxt), progress callback (query cancel) and digest. */
 extern ring_env ring_server_env(MemoryContext cxt);
 
-/* Raise the error the core reported; format_code is used for RING_EFORMAT. */
-extern void ring_report_error(const ring_error *err, int format_code) pg_attribute_noreturn();
-
 /* Decode and validate a stored ring value into memory of cxt (not cached). */
 extern void ring_decode_datum(Datum d, MemoryContext cxt, ring *out);
 

@@ -25,6 +25,7 @@
 
 #include "key_hash.h"
 #include "ring_cache.h"
+#include "ring_errors.h"
 #include "core/ring_lookup.h"
 
 /* the most keys one batch lookup takes */

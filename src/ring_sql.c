@@ -23,6 +23,7 @@
 
 #include "core/ring.h"
 #include "ring_cache.h"
+#include "ring_errors.h"
 
 static Datum
 ring_to_datum(ring *r)

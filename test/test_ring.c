@@ -269,10 +269,10 @@ build_ok(const ring_node *nodes, uint32_t n, uint32_t pp, uint32_t R,
 	ring_error	err;
 	ring_status st = ring_core_build(&env, nodes, n, pp, R, seed, &r, &err);
 
-	CHECK_MSG(st == RING_OK, "ring_build failed: %s", err.message);
+	CHECK_MSG(st == RING_OK, "ring_build failed: %s", ring_problem_name(err.problem));
 	if (st == RING_OK)
 		CHECK_MSG(ring_validate(&env, &r, &err) == RING_OK,
-				  "built ring does not validate: %s", err.message);
+				  "built ring does not validate: %s", ring_problem_name(err.problem));
 	return r;
 }
 
@@ -283,10 +283,10 @@ rebalance_ok(const ring *old, const ring_node *nodes, uint32_t n, int64_t seed)
 	ring_error	err;
 	ring_status st = ring_core_rebalance(&env, old, nodes, n, seed, &r, &err);
 
-	CHECK_MSG(st == RING_OK, "ring_rebalance failed: %s", err.message);
+	CHECK_MSG(st == RING_OK, "ring_rebalance failed: %s", ring_problem_name(err.problem));
 	if (st == RING_OK)
 		CHECK_MSG(ring_validate(&env, &r, &err) == RING_OK,
-				  "rebalanced ring does not validate: %s", err.message);
+				  "rebalanced ring does not validate: %s", ring_problem_name(err.problem));
 	return r;
 }
 
@@ -1264,22 +1264,27 @@ refingerprint(uint8_t *buf, size_t len)
 	SHA256(buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM, buf + RING_DIGEST_OFFSET);
 }
 
+/* The error of the last call of rejects() or build_fails(), for its facts. */
+static ring_error last_error;
+
+/* ring_decode refuses the value as malformed, for this problem. */
 static int
-rejects(const uint8_t *buf, size_t len, const char *needle)
+rejects(const uint8_t *buf, size_t len, ring_problem problem)
 {
 	ring		r;
-	ring_error	err;
-	ring_status st = ring_decode(&env, buf, len, &r, &err);
+	ring_status st = ring_decode(&env, buf, len, &r, &last_error);
 
 	if (st == RING_OK)
 	{
 		ring_free(&env, &r);
-		printf("  accepted, expected an error containing \"%s\"\n", needle);
+		printf("  accepted, expected %s\n", ring_problem_name(problem));
 		return 0;
 	}
-	if (st != RING_EFORMAT || strstr(err.message, needle) == NULL)
+	if (st != RING_EFORMAT || last_error.code != st || last_error.problem != problem)
 	{
-		printf("  status %d message \"%s\", expected \"%s\"\n", (int) st, err.message, needle);
+		printf("  status %d %s, expected %d %s\n", (int) st,
+			   ring_problem_name(last_error.problem), (int) RING_EFORMAT,
+			   ring_problem_name(problem));
 		return 0;
 	}
 	return 1;
@@ -1340,61 +1345,88 @@ TEST(decode_rejects_malformed_values)
 
 #define FRESH() memcpy(b, good, len)
 	FRESH();
-	CHECK(rejects(b, 10, "too short"));
-	CHECK(rejects(b, len - 1, "bytes"));
+	CHECK(rejects(b, 7, RING_VALUE_TOO_SHORT));
+	CHECK_EQ_INT(last_error.facts.length, 7);
+	CHECK(rejects(b, 10, RING_HEADER_TOO_SHORT));
+	CHECK_EQ_INT(last_error.facts.length, 10);
+	CHECK_EQ_INT(last_error.facts.needed, 64);
+	CHECK(rejects(b, len - 1, RING_LENGTH_MISMATCH));
+	CHECK_EQ_INT(last_error.facts.length, len - 1);
+	CHECK_EQ_INT(last_error.facts.needed, len);
+	CHECK_EQ_INT(last_error.facts.part_power, 4);
+	CHECK_EQ_INT(last_error.facts.replicas, 2);
+	CHECK_EQ_INT(last_error.facts.node_count, 6);
+	CHECK(!last_error.in_value);
 	b[0] = 'X';
-	CHECK(rejects(b, len, "magic"));
+	CHECK(rejects(b, len, RING_BAD_MAGIC));
 	FRESH();
 	ring_put_le32(b + 4, 3);
-	CHECK(rejects(b, len, "version"));
+	CHECK(rejects(b, len, RING_UNSUPPORTED_VERSION));
+	CHECK_EQ_INT(last_error.facts.format_version, 3);
 	FRESH();
 	b[len - 1] ^= 1;
-	CHECK(rejects(b, len, "digest"));
+	CHECK(rejects(b, len, RING_DIGEST_MISMATCH));
 	FRESH();
 	b[RING_DIGEST_OFFSET + 31] ^= 0x80;
-	CHECK(rejects(b, len, "digest"));
+	CHECK(rejects(b, len, RING_DIGEST_MISMATCH));
 	FRESH();
 	ring_put_le32(b + 40, 0);
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "part power"));
+	CHECK(rejects(b, len, RING_PART_POWER_RANGE));
+	CHECK_EQ_INT(last_error.facts.part_power, 0);
+	CHECK(last_error.in_value);
 	FRESH();
 	ring_put_le32(b + 40, 25);
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "part power"));
+	CHECK(rejects(b, len, RING_PART_POWER_RANGE));
+	CHECK_EQ_INT(last_error.facts.part_power, 25);
 	FRESH();
 	ring_put_le32(b + 44, 0);
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "replicas"));
+	CHECK(rejects(b, len, RING_REPLICAS_TOO_FEW));
+	CHECK(last_error.in_value);
 	FRESH();
 	ring_put_le32(b + 44, 7);	/* more replicas than nodes, size mismatch first */
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "bytes"));
+	CHECK(rejects(b, len, RING_LENGTH_MISMATCH));
 	FRESH();
 	ring_put_le32(b + 48, 0);
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "at least one node"));
+	CHECK(rejects(b, len, RING_NO_NODES));
+	CHECK(last_error.in_value);
+	FRESH();
+	ring_put_le32(b + 48, 70000);
+	refingerprint(b, len);
+	CHECK(rejects(b, len, RING_TOO_MANY_NODES));	/* a limit, but in a value */
+	CHECK_EQ_INT(last_error.facts.node_count, 70000);
+	CHECK_EQ_INT(last_error.facts.limit, 65535);
+	CHECK(last_error.in_value);
 	FRESH();
 	ring_put_le32(b + 52, 1);
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "reserved"));
+	CHECK(rejects(b, len, RING_HEADER_RESERVED_NOT_ZERO));
 	FRESH();
 	ring_put_le32(b + 64 + 24 + 12, 5);
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "reserved field of node"));
+	CHECK(rejects(b, len, RING_NODE_RESERVED_NOT_ZERO));
+	CHECK_EQ_INT(last_error.facts.node_index, 1);
 	FRESH();
 	/* node ids out of order */
 	ring_put_le32(b + 64 + 24, 0x7fffffff);
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "not sorted"));
+	CHECK(rejects(b, len, RING_NODE_TABLE_UNSORTED));
+	CHECK_EQ_INT(last_error.facts.node_id, (int32_t) ring_get_le32(b + 64 + 48));
 	FRESH();
 	/* duplicate id */
 	ring_put_le32(b + 64 + 24, ring_get_le32(b + 64));
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "duplicate node id"));
+	CHECK(rejects(b, len, RING_NODE_TABLE_DUPLICATE));
+	CHECK_EQ_INT(last_error.facts.node_id, (int32_t) ring_get_le32(b + 64));
 	FRESH();
 	{
-		double		bad[4] = {NAN, INFINITY, -1.0, -0.0};
-		const char *msg[4] = {"NaN", "infinity", "negative", "negative"};
+		double		bad[4] = {NAN, -INFINITY, -1.0, -0.0};
+		ring_problem problem[4] = {RING_WEIGHT_NAN, RING_WEIGHT_INFINITE,
+		RING_WEIGHT_NEGATIVE, RING_WEIGHT_NEGATIVE};
 		int			i;
 
 		for (i = 0; i < 4; i++)
@@ -1405,7 +1437,11 @@ TEST(decode_rejects_malformed_values)
 			memcpy(&u, &bad[i], 8);
 			ring_put_le64(b + 64 + 16, u);
 			refingerprint(b, len);
-			CHECK(rejects(b, len, msg[i]));
+			CHECK(rejects(b, len, problem[i]));
+			CHECK(last_error.in_value);
+			CHECK_EQ_INT(last_error.facts.node_id, (int32_t) ring_get_le32(b + 64));
+			if (i > 0)
+				CHECK(memcmp(&last_error.facts.weight, &bad[i], 8) == 0);
 		}
 	}
 	FRESH();
@@ -1415,7 +1451,8 @@ TEST(decode_rejects_malformed_values)
 		for (i = 0; i < 6; i++)
 			ring_put_le64(b + 64 + 24 * i + 16, 0);
 		refingerprint(b, len);
-		CHECK(rejects(b, len, "all node weights are zero"));
+		CHECK(rejects(b, len, RING_WEIGHTS_ALL_ZERO));
+		CHECK(last_error.in_value);
 	}
 	FRESH();
 	/* five of six weights zero: 1 positive node < 2 replicas */
@@ -1425,19 +1462,29 @@ TEST(decode_rejects_malformed_values)
 		for (i = 1; i < 6; i++)
 			ring_put_le64(b + 64 + 24 * i + 16, 0);
 		refingerprint(b, len);
-		CHECK(rejects(b, len, "cannot exceed the number of nodes with positive weight"));
+		CHECK(rejects(b, len, RING_TOO_FEW_WEIGHTED_NODES));
+		CHECK_EQ_INT(last_error.facts.replicas, 2);
+		CHECK_EQ_INT(last_error.facts.weighted_nodes, 1);
+		CHECK(last_error.in_value);
 	}
 	FRESH();
-	b[asg] = 6;
-	b[asg + 1] = 0;
+	b[asg + 2 * 3] = 6;			/* replica 0 of partition 3 */
+	b[asg + 2 * 3 + 1] = 0;
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "names node index 6"));
+	CHECK(rejects(b, len, RING_NODE_INDEX_RANGE));
+	CHECK_EQ_INT(last_error.facts.replica, 0);
+	CHECK_EQ_INT(last_error.facts.partition, 3);
+	CHECK_EQ_INT(last_error.facts.node_index, 6);
+	CHECK_EQ_INT(last_error.facts.node_count, 6);
 	FRESH();
 	/* replica 1 of partition 0 := replica 0 of partition 0 */
 	b[asg + 2 * 16] = b[asg];
 	b[asg + 2 * 16 + 1] = b[asg + 1];
 	refingerprint(b, len);
-	CHECK(rejects(b, len, "two replicas on node"));
+	CHECK(rejects(b, len, RING_REPLICAS_ON_ONE_NODE));
+	CHECK_EQ_INT(last_error.facts.partition, 0);
+	CHECK_EQ_INT(last_error.facts.node_id,
+				 (int32_t) ring_get_le32(b + 64 + 24 * (b[asg] | (b[asg + 1] << 8))));
 	FRESH();
 	{
 		ring		d;
@@ -1603,7 +1650,7 @@ TEST(json_exact_small_ring)
 		CHECK(rings_equal(&a, &d));
 		ring_free(&env, &d);
 		v1[95] ^= 1;
-		CHECK(rejects(v1, 96, "fingerprint"));
+		CHECK(rejects(v1, 96, RING_FINGERPRINT_MISMATCH));
 	}
 	free(s);
 	ring_free(&env, &a);
@@ -1732,40 +1779,75 @@ TEST(cancel_in_long_loops)
 	free(nodes);
 }
 
+/*
+ * Malformed text, refused for the problem expected; for a syntax error, what
+ * is wrong (and for a number, which), and where: at the first occurrence of
+ * "at" in the text, if given.
+ */
 TEST(json_rejects_malformed_text)
 {
+#define SYNTAX(syntax, field, at) RING_TEXT_SYNTAX, RING_SYNTAX_##syntax, RING_FIELD_##field, 0, at
+#define VALUE(problem) RING_##problem, RING_SYNTAX_NONE, RING_FIELD_NONE, 1, NULL
+#define TEXT(problem) RING_##problem, RING_SYNTAX_NONE, RING_FIELD_NONE, 0, NULL
 	static const struct
 	{
 		const char *text;
-		const char *needle;
+		ring_problem problem;
+		ring_syntax syntax;
+		ring_field	field;
+		int			in_value;
+		const char *at;
 	}			cases[] = {
-		{"", "expected \"{\""},
-		{"[]", "expected \"{\""},
-		{"{}", "expected a quoted key"},
-		{"{\"part_power\": 1}", "are required"},
-		{"{\"part_power\": 1, \"part_power\": 1}", "twice"},
-		{"{\"colour\": 1}", "unexpected key"},
-		{"{\"part_power\": 1.5}", "must be an integer"},
-		{"{\"part_power\": 99999999999999999999}", "out of range"},
-		{"{\"part_power\": -1}", "out of range"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0}], \"assignment\": [[1, 1]]}", "needs \"id\", \"zone\" and \"weight\""},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1, \"ip\": 1}], \"assignment\": [[1, 1]]}", "unexpected key in a node"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]} x", "after the ring"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1], [1]]}", "differ in length"},
-		{"{\"part_power\": 2, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]}", "rows of"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 3]]}", "not in the nodes"},
-		{"{\"part_power\": 1, \"replicas\": 2, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}, {\"id\": 2, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 2], [1, 1]]}", "two replicas on node"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}, {\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]}", "more than once"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": -1}], \"assignment\": [[1, 1]]}", "negative"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1e999}], \"assignment\": [[1, 1]]}", "infinity"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 0}], \"assignment\": [[1, 1]]}", "all node weights are zero"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": .5}], \"assignment\": [[1, 1]]}", "expected a number"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]", "expected \",\" or \"}\""},
-		{"{\"part_power\": 25, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]}", "part power"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 2147483648, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]}", "out of range"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [], \"assignment\": []}", "at least one node"},
-		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, \"1\"]]}", "expected an integer"},
+		{"", SYNTAX(RING_START, NONE, "")},
+		{"[]", SYNTAX(RING_START, NONE, "[")},
+		{"{}", SYNTAX(KEY_START, NONE, "}")},
+		{"{\"part_power\": 1}", TEXT(TEXT_KEYS_MISSING)},
+		{"{\"part_power\": 1, \"part_power\": 1}", SYNTAX(RING_KEY_TWICE, NONE, " 1}")},
+		{"{\"colour\": 1}", SYNTAX(RING_KEY, NONE, " 1}")},
+		{"{\"part_power\": 1.5}", SYNTAX(NOT_INTEGER, PART_POWER, ".")},
+		{"{\"part_power\": 99999999999999999999}", SYNTAX(OUT_OF_RANGE, PART_POWER, "9")},
+		{"{\"part_power\": -1}", SYNTAX(OUT_OF_RANGE, PART_POWER, "-")},
+		{"{\"seed\": 1e3}", SYNTAX(NOT_INTEGER, SEED, "e3")},
+		{"{\"replicas\": x}", SYNTAX(INTEGER_EXPECTED, REPLICAS, "x")},
+		{"{\"part_power\"", SYNTAX(COLON, NONE, NULL)},
+		{"{\"part_power", SYNTAX(UNTERMINATED_STRING, NONE, NULL)},
+		{"{\"p\\u0061rt_power\": 1}", SYNTAX(KEY_INVALID, NONE, "\\")},
+		{"{\"part_power\": 1 \"replicas\": 1}", SYNTAX(RING_NEXT, NONE, "\"replicas")},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0}], \"assignment\": [[1, 1]]}", SYNTAX(NODE_KEYS_MISSING, NONE, NULL)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1, \"ip\": 1}], \"assignment\": [[1, 1]]}", SYNTAX(NODE_KEY, NONE, NULL)},
+		{"{\"nodes\": [{\"id\": 1, \"id\": 1}]}", SYNTAX(NODE_KEY_TWICE, NONE, " 1}")},
+		{"{\"nodes\": 1}", SYNTAX(NODES_START, NONE, "1")},
+		{"{\"nodes\": [1]}", SYNTAX(NODE_START, NONE, "1")},
+		{"{\"nodes\": [{\"id\": 1 \"zone\": 1}]}", SYNTAX(NODE_NEXT, NONE, "\"zone")},
+		{"{\"nodes\": [{\"id\": 1, \"zone\": 1, \"weight\": 1} {}]}", SYNTAX(NODES_NEXT, NONE, "{}")},
+		{"{\"nodes\": [{\"zone\": 1.5}]}", SYNTAX(NOT_INTEGER, ZONE, ".")},
+		{"{\"nodes\": [{\"region\": 2147483648}]}", SYNTAX(OUT_OF_RANGE, REGION, "2")},
+		{"{\"assignment\": 1}", SYNTAX(ASSIGNMENT_START, NONE, "1")},
+		{"{\"assignment\": [1]}", SYNTAX(ROW_START, NONE, "1")},
+		{"{\"assignment\": [[1 2]]}", SYNTAX(ROW_NEXT, NONE, "2")},
+		{"{\"assignment\": [[1] [2]]}", SYNTAX(ASSIGNMENT_NEXT, NONE, "[2")},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]} x", SYNTAX(TRAILING_TEXT, NONE, "x")},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1], [1]]}", SYNTAX(ROWS_DIFFER, NONE, "]}")},
+		{"{\"part_power\": 2, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]}", TEXT(TEXT_ASSIGNMENT_SHAPE)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 3]]}", TEXT(TEXT_UNKNOWN_NODE)},
+		{"{\"part_power\": 1, \"replicas\": 2, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}, {\"id\": 2, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 2], [1, 1]]}", TEXT(REPLICAS_ON_ONE_NODE)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}, {\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]}", VALUE(DUPLICATE_NODE_ID)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": -1}], \"assignment\": [[1, 1]]}", VALUE(WEIGHT_NEGATIVE)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1e999}], \"assignment\": [[1, 1]]}", VALUE(WEIGHT_INFINITE)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 0}], \"assignment\": [[1, 1]]}", VALUE(WEIGHTS_ALL_ZERO)},
+		{"{\"part_power\": 1, \"replicas\": 2, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}, {\"id\": 2, \"zone\": 0, \"weight\": 0}], \"assignment\": [[1, 2], [2, 1]]}", VALUE(TOO_FEW_WEIGHTED_NODES)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": .5}], \"assignment\": [[1, 1]]}", SYNTAX(NUMBER_EXPECTED, WEIGHT, ".5")},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]", SYNTAX(RING_NEXT, NONE, NULL)},
+		{"{\"part_power\": 25, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]}", VALUE(PART_POWER_RANGE)},
+		{"{\"part_power\": 1, \"replicas\": 0, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": []}", VALUE(REPLICAS_TOO_FEW)},
+		{"{\"part_power\": 24, \"replicas\": 5, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": []}", VALUE(TOO_MANY_SLOTS)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 2147483648, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, 1]]}", SYNTAX(OUT_OF_RANGE, NODE_ID, "2147483648")},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [], \"assignment\": []}", VALUE(NO_NODES)},
+		{"{\"part_power\": 1, \"replicas\": 1, \"nodes\": [{\"id\": 1, \"zone\": 0, \"weight\": 1}], \"assignment\": [[1, \"1\"]]}", SYNTAX(INTEGER_EXPECTED, ASSIGNED_NODE, "\"1\"")},
 	};
+#undef SYNTAX
+#undef VALUE
+#undef TEXT
 	size_t		i;
 
 	reset_ctx();
@@ -1773,17 +1855,37 @@ TEST(json_rejects_malformed_text)
 	{
 		ring		r;
 		ring_error	err;
-		ring_status st = ring_from_json(&env, cases[i].text, strlen(cases[i].text), &r, &err);
+		size_t		len = strlen(cases[i].text);
+		ring_status st = ring_from_json(&env, cases[i].text, len, &r, &err);
 
 		if (st == RING_OK)
 		{
 			UNIT_FAIL("case %zu accepted: %s", i, cases[i].text);
 			ring_free(&env, &r);
+			continue;
 		}
-		else
-			CHECK_MSG(st == RING_EFORMAT && strstr(err.message, cases[i].needle) != NULL,
-					  "case %zu: status %d, message \"%s\", expected \"%s\"", i,
-					  (int) st, err.message, cases[i].needle);
+		CHECK_MSG(st == RING_EFORMAT && err.code == st && err.problem == cases[i].problem &&
+				  err.facts.syntax == cases[i].syntax && err.facts.field == cases[i].field &&
+				  err.in_value == cases[i].in_value,
+				  "case %zu: status %d, %s (syntax %d, field %d, in value %d), expected %s (%d, %d, %d)",
+				  i, (int) st, ring_problem_name(err.problem), (int) err.facts.syntax,
+				  (int) err.facts.field, err.in_value, ring_problem_name(cases[i].problem),
+				  (int) cases[i].syntax, (int) cases[i].field, cases[i].in_value);
+		if (cases[i].problem == RING_TEXT_SYNTAX)
+		{
+			/* where: the given text, or else within the text or just after it */
+			const char *at = cases[i].at != NULL ? strstr(cases[i].text, cases[i].at) : NULL;
+
+			if (at != NULL)
+				CHECK_MSG(err.facts.position == (uint64_t) (at - cases[i].text) + 1,
+						  "case %zu: at character %llu, expected %zu", i,
+						  (unsigned long long) err.facts.position,
+						  (size_t) (at - cases[i].text) + 1);
+			else
+				CHECK_MSG(err.facts.position >= 1 && err.facts.position <= len + 1,
+						  "case %zu: at character %llu of %zu", i,
+						  (unsigned long long) err.facts.position, len);
+		}
 	}
 	CHECK_EQ_INT(tctx.live, 0);
 }
@@ -1792,20 +1894,23 @@ TEST(json_rejects_malformed_text)
 
 static int
 build_fails(const ring_node *nodes, uint32_t n, uint32_t pp, uint32_t R,
-			ring_status code, const char *needle)
+			ring_status code, ring_problem problem)
 {
 	ring		r;
-	ring_error	err;
-	ring_status st = ring_core_build(&env, nodes, n, pp, R, 0, &r, &err);
+	ring_status st = ring_core_build(&env, nodes, n, pp, R, 0, &r, &last_error);
 
 	if (st == RING_OK)
 	{
 		ring_free(&env, &r);
+		printf("  built, expected %s\n", ring_problem_name(problem));
 		return 0;
 	}
-	if (st != code || strstr(err.message, needle) == NULL)
+	if (st != code || last_error.code != code || last_error.problem != problem ||
+		last_error.in_value)
 	{
-		printf("  status %d \"%s\", expected %d \"%s\"\n", (int) st, err.message, (int) code, needle);
+		printf("  status %d %s (in value %d), expected %d %s\n", (int) st,
+			   ring_problem_name(last_error.problem), last_error.in_value,
+			   (int) code, ring_problem_name(problem));
 		return 0;
 	}
 	return 1;
@@ -1817,26 +1922,45 @@ TEST(build_rejects_bad_arguments)
 	ring_node	bad[4];
 
 	reset_ctx();
-	CHECK(build_fails(nodes, 4, 0, 3, RING_EINVAL, "part power must be between 1 and 24, got 0"));
-	CHECK(build_fails(nodes, 4, 25, 3, RING_EINVAL, "got 25"));
-	CHECK(build_fails(nodes, 4, 8, 0, RING_EINVAL, "replicas must be at least 1, got 0"));
-	CHECK(build_fails(nodes, 4, 8, 5, RING_EINVAL, "replicas (5) cannot exceed the number of nodes with positive weight (4)"));
-	CHECK(build_fails(nodes, 0, 8, 1, RING_EINVAL, "at least one node"));
-	CHECK(build_fails(nodes, 4, 24, 5, RING_ELIMIT, "more than the limit"));
+	CHECK(build_fails(nodes, 4, 0, 3, RING_EINVAL, RING_PART_POWER_RANGE));
+	CHECK_EQ_INT(last_error.facts.part_power, 0);
+	CHECK(build_fails(nodes, 4, 25, 3, RING_EINVAL, RING_PART_POWER_RANGE));
+	CHECK_EQ_INT(last_error.facts.part_power, 25);
+	CHECK(build_fails(nodes, 4, 8, 0, RING_EINVAL, RING_REPLICAS_TOO_FEW));
+	CHECK_EQ_INT(last_error.facts.replicas, 0);
+	CHECK(build_fails(nodes, 4, 8, 5, RING_EINVAL, RING_TOO_FEW_WEIGHTED_NODES));
+	CHECK_EQ_INT(last_error.facts.replicas, 5);
+	CHECK_EQ_INT(last_error.facts.weighted_nodes, 4);
+	CHECK(build_fails(nodes, 0, 8, 1, RING_EINVAL, RING_NO_NODES));
+	CHECK(build_fails(nodes, 4, 24, 5, RING_ELIMIT, RING_TOO_MANY_SLOTS));
+	CHECK_EQ_INT(last_error.facts.part_power, 24);
+	CHECK_EQ_INT(last_error.facts.replicas, 5);
+	CHECK_EQ_INT(last_error.facts.slots, 5 * 16777216);
+	CHECK_EQ_INT(last_error.facts.limit, 67108864);
+	CHECK(build_fails(nodes, 65536, 8, 1, RING_ELIMIT, RING_TOO_MANY_NODES));
+	CHECK_EQ_INT(last_error.facts.node_count, 65536);
+	CHECK_EQ_INT(last_error.facts.limit, 65535);
 	memcpy(bad, nodes, sizeof(bad));
 	bad[2].weight = NAN;
-	CHECK(build_fails(bad, 4, 8, 3, RING_EINVAL, "weight of node 3 must be a number, got NaN"));
+	CHECK(build_fails(bad, 4, 8, 3, RING_EINVAL, RING_WEIGHT_NAN));
+	CHECK_EQ_INT(last_error.facts.node_id, 3);
 	bad[2].weight = -INFINITY;
-	CHECK(build_fails(bad, 4, 8, 3, RING_EINVAL, "weight of node 3 must be finite, got -infinity"));
+	CHECK(build_fails(bad, 4, 8, 3, RING_EINVAL, RING_WEIGHT_INFINITE));
+	CHECK_EQ_INT(last_error.facts.node_id, 3);
+	CHECK(last_error.facts.weight == -INFINITY);
 	bad[2].weight = -2;
-	CHECK(build_fails(bad, 4, 8, 3, RING_EINVAL, "weight of node 3 cannot be negative, got -2"));
+	CHECK(build_fails(bad, 4, 8, 3, RING_EINVAL, RING_WEIGHT_NEGATIVE));
+	CHECK_EQ_INT(last_error.facts.node_id, 3);
+	CHECK(last_error.facts.weight == -2);
 	bad[2].weight = 0;
-	CHECK(build_fails(bad, 4, 8, 4, RING_EINVAL, "cannot exceed the number of nodes with positive weight (3)"));
+	CHECK(build_fails(bad, 4, 8, 4, RING_EINVAL, RING_TOO_FEW_WEIGHTED_NODES));
+	CHECK_EQ_INT(last_error.facts.weighted_nodes, 3);
 	bad[0].weight = bad[1].weight = bad[3].weight = 0;
-	CHECK(build_fails(bad, 4, 8, 1, RING_EINVAL, "all node weights are zero"));
+	CHECK(build_fails(bad, 4, 8, 1, RING_EINVAL, RING_WEIGHTS_ALL_ZERO));
 	memcpy(bad, nodes, sizeof(bad));
 	bad[3].id = 2;
-	CHECK(build_fails(bad, 4, 8, 3, RING_EINVAL, "node id 2 appears more than once"));
+	CHECK(build_fails(bad, 4, 8, 3, RING_EINVAL, RING_DUPLICATE_NODE_ID));
+	CHECK_EQ_INT(last_error.facts.node_id, 2);
 	CHECK_EQ_INT(tctx.live, 0);
 }
 

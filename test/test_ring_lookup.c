@@ -64,7 +64,7 @@ random_ring(uint32_t n, uint32_t zones, uint32_t regions, uint32_t part_power,
 	}
 	if (ring_core_build(&env, nodes, n, part_power, replicas, (int64_t) rnd(), &t.r, &err) != RING_OK)
 	{
-		printf("  build failed: %s\n", err.message);
+		printf("  build failed: %s\n", ring_problem_name(err.problem));
 		exit(1);
 	}
 	free(nodes);
@@ -72,7 +72,7 @@ random_ring(uint32_t n, uint32_t zones, uint32_t regions, uint32_t part_power,
 	ring_lookup_transpose(&t.r, t.by_partition);
 	if (ring_domains_build(&env, &t.r, &t.d, &err) != RING_OK)
 	{
-		printf("  domains failed: %s\n", err.message);
+		printf("  domains failed: %s\n", ring_problem_name(err.problem));
 		exit(1);
 	}
 	return t;

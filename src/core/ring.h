@@ -5,8 +5,9 @@
  *
  * This is the pure core: plain C99, no PostgreSQL header.  It never allocates
  * behind the caller's back (every allocation goes through ring_env), reports
- * every failure with a status code and a message naming the bad value written
- * into a caller's ring_error (the convention is in core/core.h), and calls
+ * every failure in a caller's ring_error: a status code, the exact problem
+ * and the facts its message needs, such as the bad value (the convention is
+ * in core/core.h; the skin words the message), and calls
  * ring_env.progress from its long loops so that a server can answer query
  * cancel.
  *
@@ -76,12 +77,155 @@ typedef enum ring_status
 	RING_EINTERNAL				/* a bug: an invariant of the core failed */
 } ring_status;
 
-/* What failed, and the message (what was wrong, which value). */
+/*
+ * What exactly was wrong, for the skin to word the message.  Beside each
+ * problem, the facts (ring_facts) it sets; the others are zero.
+ */
+typedef enum ring_problem
+{
+	RING_NO_PROBLEM = 0,
+
+	/*
+	 * Sizes and node tables: arguments (RING_EINVAL, RING_ELIMIT), or the
+	 * same found in a ring value (RING_EFORMAT and in_value set).
+	 */
+	RING_PART_POWER_RANGE,		/* part_power */
+	RING_REPLICAS_TOO_FEW,		/* replicas */
+	RING_NO_NODES,
+	RING_TOO_MANY_NODES,		/* node_count, limit */
+	RING_TOO_MANY_SLOTS,		/* part_power, replicas, slots, limit */
+	RING_WEIGHT_NAN,			/* node_id */
+	RING_WEIGHT_INFINITE,		/* node_id, weight */
+	RING_WEIGHT_NEGATIVE,		/* node_id, weight */
+	RING_WEIGHTS_ALL_ZERO,
+	RING_TOO_FEW_WEIGHTED_NODES,	/* replicas, weighted_nodes */
+	RING_DUPLICATE_NODE_ID,		/* node_id */
+
+	/* the binary form (RING_EFORMAT) */
+	RING_VALUE_TOO_SHORT,		/* length */
+	RING_BAD_MAGIC,
+	RING_UNSUPPORTED_VERSION,	/* format_version */
+	RING_HEADER_TOO_SHORT,		/* length, needed (the header's size) */
+	RING_LENGTH_MISMATCH,		/* length, needed, part_power, replicas,
+								 * node_count */
+	RING_HEADER_RESERVED_NOT_ZERO,
+	RING_NODE_RESERVED_NOT_ZERO,	/* node_index */
+	RING_FINGERPRINT_MISMATCH,
+	RING_DIGEST_MISMATCH,
+	RING_NODE_TABLE_DUPLICATE,	/* node_id: the stored node table has an id
+								 * twice */
+	RING_NODE_TABLE_UNSORTED,	/* node_id: ... is not in increasing order */
+
+	/* the assignment of a ring value, binary or text (RING_EFORMAT) */
+	RING_NODE_INDEX_RANGE,		/* replica, partition, node_index, node_count */
+	RING_REPLICAS_ON_ONE_NODE,	/* partition, node_id */
+
+	/* the text form (RING_EFORMAT, but RING_TEXT_BUFFER_TOO_SMALL) */
+	RING_TEXT_SYNTAX,			/* position, syntax, and field for some */
+	RING_TEXT_KEYS_MISSING,
+	RING_TEXT_ASSIGNMENT_SHAPE, /* part_power, replicas, rows, row_length */
+	RING_TEXT_UNKNOWN_NODE,		/* replica, partition, node_id */
+	RING_TEXT_BUFFER_TOO_SMALL, /* RING_EINVAL: needed (the text's length),
+								 * length (the buffer's) */
+
+	/* no fault of the input */
+	RING_OUT_OF_MEMORY,			/* RING_ENOMEM */
+	RING_CANCELED,				/* RING_ECANCELED: progress said stop */
+	RING_DIGEST_FAILED,			/* RING_ECANCELED: env->digest said stop */
+	RING_NO_DIGEST_FUNCTION,	/* RING_EINTERNAL: env->digest is NULL */
+	RING_BUILDER_BROKEN,		/* RING_EINTERNAL: the builder's invariant */
+	RING_NO_RECEIVER,			/* RING_EINTERNAL: no node can take a replica */
+	RING_ARENA_FULL				/* RING_EINTERNAL: limit (allocations) */
+} ring_problem;
+
+/* What the text parser found wrong at a position (RING_TEXT_SYNTAX). */
+typedef enum ring_syntax
+{
+	RING_SYNTAX_NONE = 0,
+	RING_SYNTAX_RING_START,		/* no "{" to start the ring */
+	RING_SYNTAX_RING_KEY,		/* a key a ring does not have */
+	RING_SYNTAX_RING_KEY_TWICE,
+	RING_SYNTAX_RING_NEXT,		/* no "," or "}" */
+	RING_SYNTAX_TRAILING_TEXT,	/* text after the ring */
+	RING_SYNTAX_KEY_START,		/* no quoted key */
+	RING_SYNTAX_KEY_INVALID,	/* a key with an escape, or too long */
+	RING_SYNTAX_UNTERMINATED_STRING,
+	RING_SYNTAX_COLON,			/* no ":" after a key */
+	RING_SYNTAX_INTEGER_EXPECTED,	/* field */
+	RING_SYNTAX_NOT_INTEGER,	/* field: a fraction or an exponent */
+	RING_SYNTAX_OUT_OF_RANGE,	/* field */
+	RING_SYNTAX_NUMBER_EXPECTED,	/* field */
+	RING_SYNTAX_NODES_START,	/* no "[" to start the nodes */
+	RING_SYNTAX_NODES_NEXT,		/* no "," or "]" in the nodes */
+	RING_SYNTAX_TOO_MANY_NODES,
+	RING_SYNTAX_NODE_START,		/* no "{" to start a node */
+	RING_SYNTAX_NODE_KEY,		/* a key a node does not have */
+	RING_SYNTAX_NODE_KEY_TWICE,
+	RING_SYNTAX_NODE_NEXT,		/* no "," or "}" in a node */
+	RING_SYNTAX_NODE_KEYS_MISSING,	/* a node without id, zone or weight */
+	RING_SYNTAX_ASSIGNMENT_START,	/* no "[" to start the assignment */
+	RING_SYNTAX_ASSIGNMENT_NEXT,	/* no "," or "]" in the assignment */
+	RING_SYNTAX_ASSIGNMENT_TOO_LARGE,
+	RING_SYNTAX_ROW_START,		/* no "[" to start a replica's row */
+	RING_SYNTAX_ROW_NEXT,		/* no "," or "]" in a replica's row */
+	RING_SYNTAX_ROW_TOO_LONG,
+	RING_SYNTAX_ROWS_DIFFER		/* rows of different lengths */
+} ring_syntax;
+
+/* Which value of the text a number was read for (RING_TEXT_SYNTAX). */
+typedef enum ring_field
+{
+	RING_FIELD_NONE = 0,
+	RING_FIELD_PART_POWER,
+	RING_FIELD_REPLICAS,
+	RING_FIELD_SEED,
+	RING_FIELD_NODE_ID,			/* a node's "id" */
+	RING_FIELD_ZONE,
+	RING_FIELD_REGION,
+	RING_FIELD_WEIGHT,
+	RING_FIELD_ASSIGNED_NODE	/* a node id in the assignment */
+} ring_field;
+
+/* The facts a message needs; which ones a problem sets is said above. */
+typedef struct ring_facts
+{
+	int32_t		node_id;
+	double		weight;
+	uint32_t	node_index;		/* into the node table */
+	uint32_t	node_count;
+	uint32_t	weighted_nodes; /* nodes of positive weight */
+	uint32_t	part_power;
+	uint32_t	replicas;
+	uint32_t	partition;
+	uint32_t	replica;
+	uint32_t	format_version;
+	uint32_t	rows;			/* of the assignment in a text */
+	uint32_t	row_length;
+	uint64_t	slots;			/* replicas << part_power */
+	uint64_t	limit;			/* the limit exceeded */
+	uint64_t	length;			/* bytes of a value, or of a buffer */
+	uint64_t	needed;			/* bytes it needs */
+	uint64_t	position;		/* in a text, in characters from 1 */
+	ring_syntax syntax;
+	ring_field	field;
+} ring_facts;
+
+/*
+ * What failed: the kind (code), what exactly (problem) and the facts; no
+ * message, which is the skin's to write.  in_value is set when a problem of
+ * sizes or nodes was found in a ring value (binary or text) rather than in
+ * arguments: the message then starts "invalid ring: ".
+ */
 typedef struct ring_error
 {
 	ring_status code;
-	char		message[256];
+	ring_problem problem;
+	int			in_value;
+	ring_facts	facts;
 } ring_error;
+
+/* The problem's name as an identifier ("RING_WEIGHT_NAN"), for tests. */
+extern const char *ring_problem_name(ring_problem problem);
 
 /*
  * How the core gets memory and reports progress.  progress may be NULL; if it

@@ -219,14 +219,14 @@ ring_core_build(const ring_env *env, const ring_node *nodes, uint32_t n,
 		if (env->progress != NULL && x % PROGRESS_EVERY == 0 &&
 			env->progress(env->ctx))
 		{
-			st = ring_fail(err, RING_ECANCELED, "canceled");
+			st = ring_canceled(err);
 			goto done;
 		}
 		place_partition(&t, &rng, x, chosen, assign);
 	}
 	if (t.broken)
 	{
-		st = ring_fail(err, RING_EINTERNAL, "ring builder invariant failed");
+		st = ring_fail(err, RING_EINTERNAL, RING_BUILDER_BROKEN, RING_NO_FACTS);
 		goto done;
 	}
 	out->part_power = part_power;

@@ -15,24 +15,22 @@ ring_check_sizes(uint32_t n, uint32_t part_power, uint32_t replicas,
 				 ring_error *err)
 {
 	if (part_power < RING_MIN_PART_POWER || part_power > RING_MAX_PART_POWER)
-		return ring_fail(err, RING_EINVAL,
-						 "part power must be between %d and %d, got %u",
-						 RING_MIN_PART_POWER, RING_MAX_PART_POWER, part_power);
+		return ring_fail(err, RING_EINVAL, RING_PART_POWER_RANGE,
+						 (ring_facts) {.part_power = part_power});
 	if (replicas < 1)
-		return ring_fail(err, RING_EINVAL,
-						 "replicas must be at least 1, got %u", replicas);
+		return ring_fail(err, RING_EINVAL, RING_REPLICAS_TOO_FEW,
+						 (ring_facts) {.replicas = replicas});
 	if (n < 1)
-		return ring_fail(err, RING_EINVAL, "a ring needs at least one node");
+		return ring_fail(err, RING_EINVAL, RING_NO_NODES, RING_NO_FACTS);
 	if (n > RING_MAX_NODES)
-		return ring_fail(err, RING_ELIMIT,
-						 "a ring can have at most %d nodes, got %u",
-						 RING_MAX_NODES, n);
+		return ring_fail(err, RING_ELIMIT, RING_TOO_MANY_NODES,
+						 (ring_facts) {.node_count = n, .limit = RING_MAX_NODES});
 	if ((uint64_t) replicas > (RING_MAX_SLOTS >> part_power))
-		return ring_fail(err, RING_ELIMIT,
-						 "a ring of 2^%u partitions with %u replicas would hold %llu partition-replicas, more than the limit of %llu",
-						 part_power, replicas,
-						 (unsigned long long) ((uint64_t) replicas << part_power),
-						 (unsigned long long) RING_MAX_SLOTS);
+		return ring_fail(err, RING_ELIMIT, RING_TOO_MANY_SLOTS,
+						 (ring_facts) {.part_power = part_power,
+									   .replicas = replicas,
+									   .slots = (uint64_t) replicas << part_power,
+									   .limit = RING_MAX_SLOTS});
 	return RING_OK;
 }
 
@@ -49,27 +47,23 @@ ring_check_weights(const ring_node *nodes, uint32_t n, uint32_t replicas,
 		double		w = nodes[i].weight;
 
 		if (isnan(w))
-			return ring_fail(err, RING_EINVAL,
-							 "weight of node %d must be a number, got NaN",
-							 (int) nodes[i].id);
+			return ring_fail(err, RING_EINVAL, RING_WEIGHT_NAN,
+							 (ring_facts) {.node_id = nodes[i].id});
 		if (isinf(w))
-			return ring_fail(err, RING_EINVAL,
-							 "weight of node %d must be finite, got %sinfinity",
-							 (int) nodes[i].id, w < 0 ? "-" : "");
+			return ring_fail(err, RING_EINVAL, RING_WEIGHT_INFINITE,
+							 (ring_facts) {.node_id = nodes[i].id, .weight = w});
 		if (w < 0 || (w == 0 && signbit(w)))
-			return ring_fail(err, RING_EINVAL,
-							 "weight of node %d cannot be negative, got %g",
-							 (int) nodes[i].id, w);
+			return ring_fail(err, RING_EINVAL, RING_WEIGHT_NEGATIVE,
+							 (ring_facts) {.node_id = nodes[i].id, .weight = w});
 		if (w > 0)
 			positive++;
 	}
 	if (positive == 0)
-		return ring_fail(err, RING_EINVAL,
-						 "all node weights are zero");
+		return ring_fail(err, RING_EINVAL, RING_WEIGHTS_ALL_ZERO, RING_NO_FACTS);
 	if (replicas > positive)
-		return ring_fail(err, RING_EINVAL,
-						 "replicas (%u) cannot exceed the number of nodes with positive weight (%u)",
-						 replicas, positive);
+		return ring_fail(err, RING_EINVAL, RING_TOO_FEW_WEIGHTED_NODES,
+						 (ring_facts) {.replicas = replicas,
+									   .weighted_nodes = positive});
 	return RING_OK;
 }
 

@@ -8,36 +8,94 @@
 #include "core/ring_internal.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- errors ---- */
 
 ring_status
-ring_fail(ring_error *err, ring_status code, const char *fmt,...)
+ring_fail(ring_error *err, ring_status code, ring_problem problem,
+		  ring_facts facts)
 {
 	if (err != NULL)
 	{
-		va_list		ap;
-
 		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof(err->message), fmt, ap);
-		va_end(ap);
+		err->problem = problem;
+		err->in_value = 0;
+		err->facts = facts;
 	}
 	return code;
 }
 
-/* turn an argument error into a malformed-value error: "invalid ring: ..." */
 ring_status
-invalid_ring(ring_error *err)
+ring_out_of_memory(ring_error *err)
 {
-	char		msg[sizeof(err->message)];
+	return ring_fail(err, RING_ENOMEM, RING_OUT_OF_MEMORY, RING_NO_FACTS);
+}
 
-	memcpy(msg, err->message, sizeof(msg));
-	return ring_fail(err, RING_EFORMAT, "invalid ring: %s", msg);
+ring_status
+ring_canceled(ring_error *err)
+{
+	return ring_fail(err, RING_ECANCELED, RING_CANCELED, RING_NO_FACTS);
+}
+
+ring_status
+ring_found_in_value(ring_error *err)
+{
+	if (err != NULL)
+	{
+		err->code = RING_EFORMAT;
+		err->in_value = 1;
+	}
+	return RING_EFORMAT;
+}
+
+const char *
+ring_problem_name(ring_problem problem)
+{
+#define NAME(p) case p: return #p
+	switch (problem)
+	{
+		NAME(RING_NO_PROBLEM);
+		NAME(RING_PART_POWER_RANGE);
+		NAME(RING_REPLICAS_TOO_FEW);
+		NAME(RING_NO_NODES);
+		NAME(RING_TOO_MANY_NODES);
+		NAME(RING_TOO_MANY_SLOTS);
+		NAME(RING_WEIGHT_NAN);
+		NAME(RING_WEIGHT_INFINITE);
+		NAME(RING_WEIGHT_NEGATIVE);
+		NAME(RING_WEIGHTS_ALL_ZERO);
+		NAME(RING_TOO_FEW_WEIGHTED_NODES);
+		NAME(RING_DUPLICATE_NODE_ID);
+		NAME(RING_VALUE_TOO_SHORT);
+		NAME(RING_BAD_MAGIC);
+		NAME(RING_UNSUPPORTED_VERSION);
+		NAME(RING_HEADER_TOO_SHORT);
+		NAME(RING_LENGTH_MISMATCH);
+		NAME(RING_HEADER_RESERVED_NOT_ZERO);
+		NAME(RING_NODE_RESERVED_NOT_ZERO);
+		NAME(RING_FINGERPRINT_MISMATCH);
+		NAME(RING_DIGEST_MISMATCH);
+		NAME(RING_NODE_TABLE_DUPLICATE);
+		NAME(RING_NODE_TABLE_UNSORTED);
+		NAME(RING_NODE_INDEX_RANGE);
+		NAME(RING_REPLICAS_ON_ONE_NODE);
+		NAME(RING_TEXT_SYNTAX);
+		NAME(RING_TEXT_KEYS_MISSING);
+		NAME(RING_TEXT_ASSIGNMENT_SHAPE);
+		NAME(RING_TEXT_UNKNOWN_NODE);
+		NAME(RING_TEXT_BUFFER_TOO_SMALL);
+		NAME(RING_OUT_OF_MEMORY);
+		NAME(RING_CANCELED);
+		NAME(RING_DIGEST_FAILED);
+		NAME(RING_NO_DIGEST_FUNCTION);
+		NAME(RING_BUILDER_BROKEN);
+		NAME(RING_NO_RECEIVER);
+		NAME(RING_ARENA_FULL);
+	}
+#undef NAME
+	return "unknown ring problem";
 }
 
 /* ---- little-endian access ---- */

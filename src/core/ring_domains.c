@@ -82,7 +82,7 @@ ring_domains_build(const ring_env *env, const ring *r, ring_domains *out,
 		if (regions != NULL)
 			env->free(env->ctx, regions);
 		ring_domains_free(env, out);
-		return ring_fail(err, RING_ENOMEM, "out of memory");
+		return ring_out_of_memory(err);
 	}
 	for (i = 0; i < n; i++)
 	{

@@ -72,10 +72,10 @@ ring_encode(const ring_env *env, ring *r, uint8_t *buf, ring_error *err)
 	put_fields(r, buf + RING_DIGESTED_FROM);
 	put_body(r, buf + RING_HEADER_SIZE);
 	if (env->digest == NULL)
-		return ring_fail(err, RING_EINTERNAL, "no digest function to encode a ring with");
+		return ring_fail(err, RING_EINTERNAL, RING_NO_DIGEST_FUNCTION, RING_NO_FACTS);
 	if (env->digest(env->ctx, buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
 					buf + RING_DIGEST_OFFSET) != 0)
-		return ring_fail(err, RING_ECANCELED, "could not compute the digest of the ring");
+		return ring_fail(err, RING_ECANCELED, RING_DIGEST_FAILED, RING_NO_FACTS);
 	memcpy(r->digest, buf + RING_DIGEST_OFFSET, RING_DIGEST_SIZE);
 	r->format_version = RING_FORMAT_VERSION;
 	r->fingerprint = ring_hash64(buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
@@ -104,11 +104,10 @@ ring_read_header(const uint8_t *buf, size_t len, ring_header *h,
 
 	memset(h, 0, sizeof(*h));
 	if (len < 8)
-		return ring_fail(err, RING_EFORMAT,
-						 "ring value is too short: %zu bytes", len);
+		return ring_fail(err, RING_EFORMAT, RING_VALUE_TOO_SHORT,
+						 (ring_facts) {.length = len});
 	if (memcmp(buf, ring_magic, 4) != 0)
-		return ring_fail(err, RING_EFORMAT,
-						 "ring value does not start with the ring magic number");
+		return ring_fail(err, RING_EFORMAT, RING_BAD_MAGIC, RING_NO_FACTS);
 	h->format_version = ring_get_le32(buf + 4);
 	if (h->format_version == RING_FORMAT_VERSION_1)
 	{
@@ -121,13 +120,11 @@ ring_read_header(const uint8_t *buf, size_t len, ring_header *h,
 		fields = buf + RING_DIGESTED_FROM;
 	}
 	else
-		return ring_fail(err, RING_EFORMAT,
-						 "ring format version %u is not supported (this build reads versions %d and %d)",
-						 h->format_version, RING_FORMAT_VERSION_1, RING_FORMAT_VERSION);
+		return ring_fail(err, RING_EFORMAT, RING_UNSUPPORTED_VERSION,
+						 (ring_facts) {.format_version = h->format_version});
 	if (len < h->header_size)
-		return ring_fail(err, RING_EFORMAT,
-						 "ring value is too short: %zu bytes, the header alone has %u",
-						 len, h->header_size);
+		return ring_fail(err, RING_EFORMAT, RING_HEADER_TOO_SHORT,
+						 (ring_facts) {.length = len, .needed = h->header_size});
 	if (h->format_version == RING_FORMAT_VERSION_1)
 		h->fingerprint = ring_get_le64(buf + 8);
 	else
@@ -154,22 +151,21 @@ ring_validate(const ring_env *env, const ring *r, ring_error *err)
 
 	st = ring_check_sizes(r->node_count, r->part_power, r->replicas, err);
 	if (st != RING_OK)
-		return invalid_ring(err);
+		return ring_found_in_value(err);
 	for (i = 1; i < r->node_count; i++)
 		if (r->nodes[i - 1].id >= r->nodes[i].id)
 			return ring_fail(err, RING_EFORMAT,
 							 r->nodes[i - 1].id == r->nodes[i].id ?
-							 "invalid ring: duplicate node id %d" :
-							 "invalid ring: nodes are not sorted by id at node %d",
-							 (int) r->nodes[i].id);
+							 RING_NODE_TABLE_DUPLICATE : RING_NODE_TABLE_UNSORTED,
+							 (ring_facts) {.node_id = r->nodes[i].id});
 	st = ring_check_weights(r->nodes, r->node_count, r->replicas, err);
 	if (st != RING_OK)
-		return invalid_ring(err);
+		return ring_found_in_value(err);
 
 	parts = (uint32_t) 1 << r->part_power;
 	stamp = env->alloc(env->ctx, sizeof(uint32_t) * r->node_count);
 	if (stamp == NULL)
-		return ring_fail(err, RING_ENOMEM, "out of memory");
+		return ring_out_of_memory(err);
 	memset(stamp, 0, sizeof(uint32_t) * r->node_count);
 	for (x = 0; x < parts; x++)
 	{
@@ -179,7 +175,7 @@ ring_validate(const ring_env *env, const ring *r, ring_error *err)
 		if (env->progress != NULL && x % 65536 == 0 && env->progress(env->ctx))
 		{
 			env->free(env->ctx, stamp);
-			return ring_fail(err, RING_ECANCELED, "canceled");
+			return ring_canceled(err);
 		}
 		for (rep = 0; rep < r->replicas; rep++)
 		{
@@ -188,16 +184,17 @@ ring_validate(const ring_env *env, const ring *r, ring_error *err)
 			if (v >= r->node_count)
 			{
 				env->free(env->ctx, stamp);
-				return ring_fail(err, RING_EFORMAT,
-								 "invalid ring: replica %u of partition %u names node index %u, but there are %u nodes",
-								 rep, x, (unsigned) v, r->node_count);
+				return ring_fail(err, RING_EFORMAT, RING_NODE_INDEX_RANGE,
+								 (ring_facts) {.replica = rep, .partition = x,
+											   .node_index = v,
+											   .node_count = r->node_count});
 			}
 			if (stamp[v] == x + 1)
 			{
 				env->free(env->ctx, stamp);
-				return ring_fail(err, RING_EFORMAT,
-								 "invalid ring: partition %u has two replicas on node %d",
-								 x, (int) r->nodes[v].id);
+				return ring_fail(err, RING_EFORMAT, RING_REPLICAS_ON_ONE_NODE,
+								 (ring_facts) {.partition = x,
+											   .node_id = r->nodes[v].id});
 			}
 			stamp[v] = x + 1;
 		}
@@ -229,33 +226,33 @@ check_bytes(const ring_env *env, const uint8_t *buf, size_t len,
 		return st;
 	st = ring_check_sizes(h->node_count, h->part_power, h->replicas, err);
 	if (st != RING_OK)
-		return invalid_ring(err);
+		return ring_found_in_value(err);
 	expect = h->header_size + (size_t) RING_NODE_SIZE * h->node_count +
 		2 * ((size_t) h->replicas << h->part_power);
 	if (len != expect)
-		return ring_fail(err, RING_EFORMAT,
-						 "invalid ring: %zu bytes, but part power %u, %u replicas and %u nodes need %zu",
-						 len, h->part_power, h->replicas, h->node_count, expect);
+		return ring_fail(err, RING_EFORMAT, RING_LENGTH_MISMATCH,
+						 (ring_facts) {.length = len, .needed = expect,
+									   .part_power = h->part_power,
+									   .replicas = h->replicas,
+									   .node_count = h->node_count});
 	if (ring_get_le32(buf + h->header_size - 12) != 0)
-		return ring_fail(err, RING_EFORMAT, "invalid ring: reserved header field is not zero");
+		return ring_fail(err, RING_EFORMAT, RING_HEADER_RESERVED_NOT_ZERO, RING_NO_FACTS);
 	if (h->format_version == RING_FORMAT_VERSION_1)
 	{
 		if (ring_hash64(buf + 16, len - 16, RING_FORMAT_VERSION_1) != h->fingerprint)
-			return ring_fail(err, RING_EFORMAT,
-							 "invalid ring: fingerprint does not match the contents");
+			return ring_fail(err, RING_EFORMAT, RING_FINGERPRINT_MISMATCH, RING_NO_FACTS);
 	}
 	else
 	{
 		uint8_t		digest[RING_DIGEST_SIZE];
 
 		if (env->digest == NULL)
-			return ring_fail(err, RING_EINTERNAL, "no digest function to decode a ring with");
+			return ring_fail(err, RING_EINTERNAL, RING_NO_DIGEST_FUNCTION, RING_NO_FACTS);
 		if (env->digest(env->ctx, buf + RING_DIGESTED_FROM, len - RING_DIGESTED_FROM,
 						digest) != 0)
-			return ring_fail(err, RING_ECANCELED, "could not compute the digest of the ring");
+			return ring_fail(err, RING_ECANCELED, RING_DIGEST_FAILED, RING_NO_FACTS);
 		if (memcmp(digest, h->digest, RING_DIGEST_SIZE) != 0)
-			return ring_fail(err, RING_EFORMAT,
-							 "invalid ring: digest does not match the contents");
+			return ring_fail(err, RING_EFORMAT, RING_DIGEST_MISMATCH, RING_NO_FACTS);
 	}
 	return RING_OK;
 }
@@ -272,8 +269,8 @@ read_body(const ring_env *env, const uint8_t *p, const ring_header *h,
 	for (i = 0; i < h->node_count; i++, p += RING_NODE_SIZE)
 	{
 		if (ring_get_le32(p + 12) != 0)
-			return ring_fail(err, RING_EFORMAT,
-							 "invalid ring: reserved field of node %zu is not zero", i);
+			return ring_fail(err, RING_EFORMAT, RING_NODE_RESERVED_NOT_ZERO,
+							 (ring_facts) {.node_index = (uint32_t) i});
 		out->nodes[i].id = (int32_t) ring_get_le32(p);
 		out->nodes[i].zone = (int32_t) ring_get_le32(p + 4);
 		out->nodes[i].region = (int32_t) ring_get_le32(p + 8);
@@ -287,7 +284,7 @@ read_body(const ring_env *env, const uint8_t *p, const ring_header *h,
 		{
 			/* the transpose: 2^26 scattered stores at most */
 			if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
-				return ring_fail(err, RING_ECANCELED, "canceled");
+				return ring_canceled(err);
 			out->assignment[(size_t) (i & mask) * h->replicas + (i >> h->part_power)] =
 				(uint16_t) (p[0] | (p[1] << 8));
 		}
@@ -322,7 +319,7 @@ ring_decode_as(const ring_env *env, const uint8_t *buf, size_t len,
 	if (out->nodes == NULL || out->assignment == NULL)
 	{
 		ring_free(env, out);
-		return ring_fail(err, RING_ENOMEM, "out of memory");
+		return ring_out_of_memory(err);
 	}
 	st = read_body(env, buf + h.header_size, &h, out, err);
 	if (st == RING_OK)

@@ -43,7 +43,7 @@ ring_core_node_stats(const ring_env *env, const ring *r, ring_node_stat *stats,
 
 	quota = env->alloc(env->ctx, sizeof(int64_t) * r->node_count);
 	if (quota == NULL)
-		return ring_fail(err, RING_ENOMEM, "out of memory");
+		return ring_out_of_memory(err);
 	st = ring_quotas(env, r, quota, err);
 	if (st != RING_OK)
 	{
@@ -67,7 +67,7 @@ ring_core_node_stats(const ring_env *env, const ring *r, ring_node_stat *stats,
 		if (i % 1048576 == 0 && env->progress != NULL && env->progress(env->ctx))
 		{
 			env->free(env->ctx, quota);
-			return ring_fail(err, RING_ECANCELED, "canceled");
+			return ring_canceled(err);
 		}
 		stats[r->assignment[i]].held++;
 	}
@@ -101,7 +101,7 @@ ring_dispersion_count(const ring_env *env, const ring *r, ring_tier tier,
 	if (stamp == NULL)
 	{
 		ring_domains_free(env, &d);
-		return ring_fail(err, RING_ENOMEM, "out of memory");
+		return ring_out_of_memory(err);
 	}
 	memset(stamp, 0, sizeof(uint32_t) * r->node_count);
 	for (x = 0; x < parts; x++)
@@ -112,7 +112,7 @@ ring_dispersion_count(const ring_env *env, const ring *r, ring_tier tier,
 		{
 			ring_domains_free(env, &d);
 			env->free(env->ctx, stamp);
-			return ring_fail(err, RING_ECANCELED, "canceled");
+			return ring_canceled(err);
 		}
 		for (rep = 0; rep < r->replicas; rep++)
 		{

@@ -27,19 +27,23 @@
 #include "core/bits.h"
 #include "core/ring.h"
 
-#if defined(__GNUC__) || defined(__clang__)
-#define RING_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define RING_PRINTF(a, b)
-#endif
-
 /* ---- ring_common.c ---- */
 
-/* Set err (if not NULL) to code and the formatted message; returns code. */
+/* No facts: for ring_fail of a problem that needs none. */
+#define RING_NO_FACTS ((ring_facts) {0})
+
+/* Set err (if not NULL) to code, problem and facts; returns code. */
 extern ring_status ring_fail(ring_error *err, ring_status code,
-							 const char *fmt,...) RING_PRINTF(3, 4);
-/* Turn an argument error into a malformed-value error: "invalid ring: ..." */
-extern ring_status invalid_ring(ring_error *err);
+							 ring_problem problem, ring_facts facts);
+/* ring_fail of RING_ENOMEM or RING_ECANCELED (the progress callback). */
+extern ring_status ring_out_of_memory(ring_error *err);
+extern ring_status ring_canceled(ring_error *err);
+
+/*
+ * Mark the problem in err (of sizes or nodes) as found in a ring value: the
+ * code becomes RING_EFORMAT (returned), and the message says "invalid ring".
+ */
+extern ring_status ring_found_in_value(ring_error *err);
 
 extern uint32_t ring_get_le32(const uint8_t *p);
 extern uint64_t ring_get_le64(const uint8_t *p);

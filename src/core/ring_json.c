@@ -136,7 +136,7 @@ ring_to_json(const ring_env *env, const ring *r, char *buf, size_t cap,
 			/* 2^26 ids at most: hundreds of megabytes of text */
 			if (x % 65536 == 0 && env != NULL && env->progress != NULL &&
 				env->progress(env->ctx))
-				return ring_fail(err, RING_ECANCELED, "canceled");
+				return ring_canceled(err);
 			if (buf == NULL)
 			{
 				/* the length alone: count, do not format */
@@ -152,9 +152,8 @@ ring_to_json(const ring_env *env, const ring *r, char *buf, size_t cap,
 	puts_(&o, "]}");
 	*len = o.len;
 	if (buf != NULL && o.len > cap)
-		return ring_fail(err, RING_EINVAL,
-						 "text form of the ring takes %zu bytes, the buffer has %zu",
-						 o.len, cap);
+		return ring_fail(err, RING_EINVAL, RING_TEXT_BUFFER_TOO_SMALL,
+						 (ring_facts) {.needed = o.len, .length = cap});
 	return RING_OK;
 }
 
@@ -178,11 +177,19 @@ typedef struct parser
 	size_t		row_len;		/* length of every row (of the first row) */
 } parser;
 
+/* What is wrong at the current position (of a number read for field). */
 static ring_status
-perr(parser *p, const char *what)
+perr_field(parser *p, ring_syntax syntax, ring_field field)
 {
-	return ring_fail(p->err, RING_EFORMAT,
-					 "invalid ring text at character %zu: %s", p->pos + 1, what);
+	return ring_fail(p->err, RING_EFORMAT, RING_TEXT_SYNTAX,
+					 (ring_facts) {.position = p->pos + 1, .syntax = syntax,
+								   .field = field});
+}
+
+static ring_status
+perr(parser *p, ring_syntax syntax)
+{
+	return perr_field(p, syntax, RING_FIELD_NONE);
 }
 
 static void
@@ -202,10 +209,10 @@ peek(parser *p)
 }
 
 static ring_status
-expect(parser *p, char c, const char *what)
+expect(parser *p, char c, ring_syntax otherwise)
 {
 	if (peek(p) != c)
-		return perr(p, what);
+		return perr(p, otherwise);
 	p->pos++;
 	return RING_OK;
 }
@@ -217,28 +224,27 @@ read_key(parser *p, char *key)
 	size_t		n = 0;
 
 	if (peek(p) != '"')
-		return perr(p, "expected a quoted key");
+		return perr(p, RING_SYNTAX_KEY_START);
 	p->pos++;
 	while (p->pos < p->len && p->s[p->pos] != '"')
 	{
 		if (p->s[p->pos] == '\\' || n == 31)
-			return perr(p, "unexpected key");
+			return perr(p, RING_SYNTAX_KEY_INVALID);
 		key[n++] = p->s[p->pos++];
 	}
 	if (p->pos >= p->len)
-		return perr(p, "unterminated string");
+		return perr(p, RING_SYNTAX_UNTERMINATED_STRING);
 	p->pos++;
 	key[n] = '\0';
-	return expect(p, ':', "expected \":\" after a key");
+	return expect(p, ':', RING_SYNTAX_COLON);
 }
 
 static ring_status
-read_int(parser *p, int64_t lo, int64_t hi, int64_t *out, const char *what)
+read_int(parser *p, int64_t lo, int64_t hi, int64_t *out, ring_field field)
 {
 	int			neg = 0;
 	uint64_t	v = 0;
 	size_t		start;
-	char		msg[96];
 
 	peek(p);
 	start = p->pos;
@@ -250,8 +256,7 @@ read_int(parser *p, int64_t lo, int64_t hi, int64_t *out, const char *what)
 	if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
 	{
 		p->pos = start;
-		snprintf(msg, sizeof(msg), "expected an integer for %s", what);
-		return perr(p, msg);
+		return perr_field(p, RING_SYNTAX_INTEGER_EXPECTED, field);
 	}
 	while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
 	{
@@ -261,10 +266,7 @@ read_int(parser *p, int64_t lo, int64_t hi, int64_t *out, const char *what)
 	}
 	if (p->pos < p->len && (p->s[p->pos] == '.' || p->s[p->pos] == 'e' ||
 							p->s[p->pos] == 'E'))
-	{
-		snprintf(msg, sizeof(msg), "%s must be an integer", what);
-		return perr(p, msg);
-	}
+		return perr_field(p, RING_SYNTAX_NOT_INTEGER, field);
 	if (neg ? v > (UINT64_C(1) << 63) : v > (uint64_t) INT64_MAX)
 		goto range;
 	*out = neg ? (int64_t) (0 - v) : (int64_t) v;
@@ -273,19 +275,17 @@ read_int(parser *p, int64_t lo, int64_t hi, int64_t *out, const char *what)
 	return RING_OK;
 range:
 	p->pos = start;
-	snprintf(msg, sizeof(msg), "%s is out of range", what);
-	return perr(p, msg);
+	return perr_field(p, RING_SYNTAX_OUT_OF_RANGE, field);
 }
 
 /* a JSON number as a double */
 static ring_status
-read_number(parser *p, double *out, const char *what)
+read_number(parser *p, double *out, ring_field field)
 {
 	char		tmp[64];
 	size_t		start,
 				n;
 	char	   *end;
-	char		msg[96];
 
 	peek(p);
 	start = p->pos;
@@ -328,8 +328,7 @@ read_number(parser *p, double *out, const char *what)
 	return RING_OK;
 bad:
 	p->pos = start;
-	snprintf(msg, sizeof(msg), "expected a number for %s", what);
-	return perr(p, msg);
+	return perr_field(p, RING_SYNTAX_NUMBER_EXPECTED, field);
 }
 
 static int
@@ -368,7 +367,7 @@ read_node(parser *p)
 	char		key[32];
 
 	memset(&nd, 0, sizeof(nd));
-	if ((st = expect(p, '{', "expected \"{\" to start a node")) != RING_OK)
+	if ((st = expect(p, '{', RING_SYNTAX_NODE_START)) != RING_OK)
 		return st;
 	for (;;)
 	{
@@ -386,21 +385,26 @@ read_node(parser *p)
 		else if (strcmp(key, "weight") == 0)
 			seen = &seen_weight;
 		else
-			return perr(p, "unexpected key in a node (expected id, zone, region, weight)");
+			return perr(p, RING_SYNTAX_NODE_KEY);
 		if (*seen)
-			return perr(p, "key appears twice in a node");
+			return perr(p, RING_SYNTAX_NODE_KEY_TWICE);
 		*seen = 1;
 		if (seen == &seen_weight)
-			st = read_number(p, &nd.weight, "weight");
+			st = read_number(p, &nd.weight, RING_FIELD_WEIGHT);
+		else if (seen == &seen_id)
+		{
+			st = read_int(p, INT32_MIN, INT32_MAX, &v, RING_FIELD_NODE_ID);
+			nd.id = (int32_t) v;
+		}
+		else if (seen == &seen_zone)
+		{
+			st = read_int(p, INT32_MIN, INT32_MAX, &v, RING_FIELD_ZONE);
+			nd.zone = (int32_t) v;
+		}
 		else
 		{
-			st = read_int(p, INT32_MIN, INT32_MAX, &v, key);
-			if (seen == &seen_id)
-				nd.id = (int32_t) v;
-			else if (seen == &seen_zone)
-				nd.zone = (int32_t) v;
-			else
-				nd.region = (int32_t) v;
+			st = read_int(p, INT32_MIN, INT32_MAX, &v, RING_FIELD_REGION);
+			nd.region = (int32_t) v;
 		}
 		if (st != RING_OK)
 			return st;
@@ -409,14 +413,14 @@ read_node(parser *p)
 			p->pos++;
 			continue;
 		}
-		if ((st = expect(p, '}', "expected \",\" or \"}\" in a node")) != RING_OK)
+		if ((st = expect(p, '}', RING_SYNTAX_NODE_NEXT)) != RING_OK)
 			return st;
 		break;
 	}
 	if (!seen_id || !seen_zone || !seen_weight)
-		return perr(p, "a node needs \"id\", \"zone\" and \"weight\"");
+		return perr(p, RING_SYNTAX_NODE_KEYS_MISSING);
 	if (!grow(p, (void **) &p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(ring_node)))
-		return ring_fail(p->err, RING_ENOMEM, "out of memory");
+		return ring_out_of_memory(p->err);
 	p->nodes[p->nnodes++] = nd;
 	return RING_OK;
 }
@@ -426,7 +430,7 @@ read_nodes(parser *p)
 {
 	ring_status st;
 
-	if ((st = expect(p, '[', "expected \"[\" to start the nodes")) != RING_OK)
+	if ((st = expect(p, '[', RING_SYNTAX_NODES_START)) != RING_OK)
 		return st;
 	if (peek(p) == ']')
 	{
@@ -436,7 +440,7 @@ read_nodes(parser *p)
 	for (;;)
 	{
 		if (p->nnodes >= RING_MAX_NODES)
-			return perr(p, "too many nodes");
+			return perr(p, RING_SYNTAX_TOO_MANY_NODES);
 		if ((st = read_node(p)) != RING_OK)
 			return st;
 		if (peek(p) == ',')
@@ -444,7 +448,7 @@ read_nodes(parser *p)
 			p->pos++;
 			continue;
 		}
-		return expect(p, ']', "expected \",\" or \"]\" in the nodes");
+		return expect(p, ']', RING_SYNTAX_NODES_NEXT);
 	}
 }
 
@@ -453,7 +457,7 @@ read_assignment(parser *p)
 {
 	ring_status st;
 
-	if ((st = expect(p, '[', "expected \"[\" to start the assignment")) != RING_OK)
+	if ((st = expect(p, '[', RING_SYNTAX_ASSIGNMENT_START)) != RING_OK)
 		return st;
 	if (peek(p) == ']')
 	{
@@ -464,44 +468,44 @@ read_assignment(parser *p)
 	{
 		size_t		start = p->nids;
 
-		if ((st = expect(p, '[', "expected \"[\" to start a replica's row")) != RING_OK)
+		if ((st = expect(p, '[', RING_SYNTAX_ROW_START)) != RING_OK)
 			return st;
 		for (;;)
 		{
 			int64_t		v;
 
 			if (p->nids - start >= ((size_t) 1 << RING_MAX_PART_POWER))
-				return perr(p, "assignment row is longer than the largest ring");
+				return perr(p, RING_SYNTAX_ROW_TOO_LONG);
 			/* the text of the largest ring takes seconds to read */
 			if (p->nids % 65536 == 0 && p->env->progress != NULL && p->env->progress(p->env->ctx))
-				return ring_fail(p->err, RING_ECANCELED, "canceled");
-			if ((st = read_int(p, INT32_MIN, INT32_MAX, &v, "a node id")) != RING_OK)
+				return ring_canceled(p->err);
+			if ((st = read_int(p, INT32_MIN, INT32_MAX, &v, RING_FIELD_ASSIGNED_NODE)) != RING_OK)
 				return st;
 			if (!grow(p, (void **) &p->ids, &p->ids_cap, p->nids + 1, sizeof(int32_t)))
-				return ring_fail(p->err, RING_ENOMEM, "out of memory");
+				return ring_out_of_memory(p->err);
 			p->ids[p->nids++] = (int32_t) v;
 			if (peek(p) == ',')
 			{
 				p->pos++;
 				continue;
 			}
-			if ((st = expect(p, ']', "expected \",\" or \"]\" in a replica's row")) != RING_OK)
+			if ((st = expect(p, ']', RING_SYNTAX_ROW_NEXT)) != RING_OK)
 				return st;
 			break;
 		}
 		if (p->rows == 0)
 			p->row_len = p->nids - start;
 		else if (p->nids - start != p->row_len)
-			return perr(p, "assignment rows differ in length");
+			return perr(p, RING_SYNTAX_ROWS_DIFFER);
 		p->rows++;
 		if ((uint64_t) p->rows * p->row_len > RING_MAX_SLOTS)
-			return perr(p, "assignment is larger than the largest ring");
+			return perr(p, RING_SYNTAX_ASSIGNMENT_TOO_LARGE);
 		if (peek(p) == ',')
 		{
 			p->pos++;
 			continue;
 		}
-		return expect(p, ']', "expected \",\" or \"]\" in the assignment");
+		return expect(p, ']', RING_SYNTAX_ASSIGNMENT_NEXT);
 	}
 }
 
@@ -536,7 +540,7 @@ read_object(parser *p, ring_fields *f)
 	ring_status st;
 	char		key[32];
 
-	if ((st = expect(p, '{', "expected \"{\" to start a ring")) != RING_OK)
+	if ((st = expect(p, '{', RING_SYNTAX_RING_START)) != RING_OK)
 		return st;
 	for (;;)
 	{
@@ -555,16 +559,16 @@ read_object(parser *p, ring_fields *f)
 		else if (strcmp(key, "assignment") == 0)
 			seen = &f->seen_assign;
 		else
-			return perr(p, "unexpected key (expected part_power, replicas, seed, nodes, assignment)");
+			return perr(p, RING_SYNTAX_RING_KEY);
 		if (*seen)
-			return perr(p, "key appears twice");
+			return perr(p, RING_SYNTAX_RING_KEY_TWICE);
 		*seen = 1;
 		if (seen == &f->seen_pp)
-			st = read_int(p, 0, INT32_MAX, &f->part_power, "part_power");
+			st = read_int(p, 0, INT32_MAX, &f->part_power, RING_FIELD_PART_POWER);
 		else if (seen == &f->seen_rep)
-			st = read_int(p, 0, INT32_MAX, &f->replicas, "replicas");
+			st = read_int(p, 0, INT32_MAX, &f->replicas, RING_FIELD_REPLICAS);
 		else if (seen == &f->seen_seed)
-			st = read_int(p, INT64_MIN, INT64_MAX, &f->seed, "seed");
+			st = read_int(p, INT64_MIN, INT64_MAX, &f->seed, RING_FIELD_SEED);
 		else if (seen == &f->seen_nodes)
 			st = read_nodes(p);
 		else
@@ -576,12 +580,12 @@ read_object(parser *p, ring_fields *f)
 			p->pos++;
 			continue;
 		}
-		if ((st = expect(p, '}', "expected \",\" or \"}\"")) != RING_OK)
+		if ((st = expect(p, '}', RING_SYNTAX_RING_NEXT)) != RING_OK)
 			return st;
 		break;
 	}
 	if (peek(p) != -1)
-		return perr(p, "unexpected text after the ring");
+		return perr(p, RING_SYNTAX_TRAILING_TEXT);
 	return RING_OK;
 }
 
@@ -592,17 +596,17 @@ check_shape(const parser *p, const ring_fields *f, ring_error *err)
 	uint32_t	parts;
 
 	if (!f->seen_pp || !f->seen_rep || !f->seen_nodes || !f->seen_assign)
-		return ring_fail(err, RING_EFORMAT,
-						 "invalid ring text: \"part_power\", \"replicas\", \"nodes\" and \"assignment\" are required");
+		return ring_fail(err, RING_EFORMAT, RING_TEXT_KEYS_MISSING, RING_NO_FACTS);
 	if (ring_check_sizes((uint32_t) p->nnodes, (uint32_t) f->part_power,
 						 (uint32_t) f->replicas, err) != RING_OK)
-		return invalid_ring(err);
+		return ring_found_in_value(err);
 	parts = (uint32_t) 1 << f->part_power;
 	if (p->rows != (uint32_t) f->replicas || p->row_len != parts)
-		return ring_fail(err, RING_EFORMAT,
-						 "invalid ring: part_power %d and %d replicas need an assignment of %d rows of %u node ids, got %u rows of %zu",
-						 (int) f->part_power, (int) f->replicas, (int) f->replicas,
-						 parts, p->rows, p->row_len);
+		return ring_fail(err, RING_EFORMAT, RING_TEXT_ASSIGNMENT_SHAPE,
+						 (ring_facts) {.part_power = (uint32_t) f->part_power,
+									   .replicas = (uint32_t) f->replicas,
+									   .rows = p->rows,
+									   .row_length = (uint32_t) p->row_len});
 	return RING_OK;
 }
 
@@ -620,8 +624,11 @@ make_ring(const ring_env *env, parser *p, const ring_fields *f, ring *out,
 	ring_sort_nodes(p->nodes, (uint32_t) p->nnodes);
 	for (i = 1; i < p->nnodes; i++)
 		if (p->nodes[i].id == p->nodes[i - 1].id)
-			return ring_fail(err, RING_EFORMAT, "invalid ring: node id %d appears more than once",
-							 (int) p->nodes[i].id);
+		{
+			ring_fail(err, RING_EFORMAT, RING_DUPLICATE_NODE_ID,
+					  (ring_facts) {.node_id = p->nodes[i].id});
+			return ring_found_in_value(err);
+		}
 	for (i = 0; i < p->nnodes; i++)
 		if (p->nodes[i].weight == 0)
 			p->nodes[i].weight = 0;	/* "-0" reads as zero */
@@ -634,7 +641,7 @@ make_ring(const ring_env *env, parser *p, const ring_fields *f, ring *out,
 	if (out->assignment == NULL)
 	{
 		out->nodes = NULL;
-		return ring_fail(err, RING_ENOMEM, "out of memory");
+		return ring_out_of_memory(err);
 	}
 	p->nodes = NULL;			/* now owned by out */
 	for (i = 0; i < p->nids; i++)
@@ -644,14 +651,15 @@ make_ring(const ring_env *env, parser *p, const ring_fields *f, ring *out,
 		if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
 		{
 			ring_free(env, out);
-			return ring_fail(err, RING_ECANCELED, "canceled");
+			return ring_canceled(err);
 		}
 
 		if (idx < 0)
 		{
-			ring_status st = ring_fail(err, RING_EFORMAT,
-									   "invalid ring: replica %zu of partition %zu is on node %d, which is not in the nodes",
-									   i / parts, i % parts, (int) p->ids[i]);
+			ring_status st = ring_fail(err, RING_EFORMAT, RING_TEXT_UNKNOWN_NODE,
+									   (ring_facts) {.replica = (uint32_t) (i / parts),
+													 .partition = (uint32_t) (i % parts),
+													 .node_id = p->ids[i]});
 
 			ring_free(env, out);
 			return st;

@@ -195,7 +195,7 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 		/* a relay may try REFILL_TRIES partitions: check each time */
 		if (env->progress != NULL && (relay || i % PROGRESS_EVERY == 0) &&
 			env->progress(env->ctx))
-			return ring_fail(err, RING_ECANCELED, "canceled");
+			return ring_canceled(err);
 		if (touched[x])
 			continue;
 		if (relay && (*relayed >= budget || failures > RELAY_FAILURES))
@@ -320,7 +320,7 @@ carry_over(rebalance *rb)
 	for (s = 0; s < slots; s++)
 	{
 		if (s % (PROGRESS_EVERY * 256) == 0 && canceled(rb))
-			return ring_fail(rb->err, RING_ECANCELED, "canceled");
+			return ring_canceled(rb->err);
 		assign[s] = rb->map[ring_slot_at(old, s)];
 		if (assign[s] == FREE_SLOT)
 			rb->touched[s & (parts - 1)] = 1;
@@ -352,7 +352,7 @@ free_crowded(rebalance *rb)
 		int64_t		worst_excess = INT64_MIN;
 
 		if (x % (PROGRESS_EVERY * 4) == 0 && canceled(rb))
-			return ring_fail(rb->err, RING_ECANCELED, "canceled");
+			return ring_canceled(rb->err);
 		if (rb->touched[x])
 			continue;
 		ring_load_partition(&rb->b, x, UINT32_MAX);
@@ -421,7 +421,7 @@ receiver_for(rebalance *rb, uint32_t x, uint32_t *leaf)
 	{
 		/* up to SWAP_TRIES slots tried: let the caller interrupt */
 		if (canceled(rb))
-			return ring_fail(rb->err, RING_ECANCELED, "canceled");
+			return ring_canceled(rb->err);
 		*leaf = swap_receiver(&rb->b, x, rb->filled, rb->nfilled);
 		ring_load_partition(&rb->b, x, UINT32_MAX);
 	}
@@ -429,13 +429,13 @@ receiver_for(rebalance *rb, uint32_t x, uint32_t *leaf)
 	{
 		/* rare, and linear in the nodes: let the caller interrupt */
 		if (canceled(rb))
-			return ring_fail(rb->err, RING_ECANCELED, "canceled");
+			return ring_canceled(rb->err);
 		*leaf = fallback_receiver(t, 1);
 	}
 	if (*leaf == FAIL_VERTEX)
 		*leaf = fallback_receiver(t, 0);
 	if (*leaf == FAIL_VERTEX)
-		return ring_fail(rb->err, RING_EINTERNAL, "no node can take a replica");
+		return ring_fail(rb->err, RING_EINTERNAL, RING_NO_RECEIVER, RING_NO_FACTS);
 	return RING_OK;
 }
 
@@ -464,7 +464,7 @@ fill_free_slots(rebalance *rb)
 		uint32_t	x = ring_permute(i, pp, rb->key);
 
 		if (i % (PROGRESS_EVERY * 4) == 0 && canceled(rb))
-			return ring_fail(rb->err, RING_ECANCELED, "canceled");
+			return ring_canceled(rb->err);
 		if (!rb->touched[x])
 			continue;
 		for (r = 0; r < R; r++)

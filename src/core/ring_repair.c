@@ -462,7 +462,7 @@ ring_repair_if_stuck(const ring_env *env, rebal *b, arena *a, const ring *old,
 		if (found == 0)
 			found = repair_search(env, b, &rp, touched, key, 0, 0, &work, &shifted);
 		if (found < 0)
-			return ring_fail(err, RING_ECANCELED, "canceled");
+			return ring_canceled(err);
 	} while (found > 0 && !shifted && work < REPAIR_WORK * (uint64_t) slots);
 	return RING_OK;
 }

@@ -59,9 +59,9 @@ ring_status
 ring_arena_fail(const arena *a, ring_error *err)
 {
 	if (a->full)
-		return ring_fail(err, RING_EINTERNAL,
-						 "ring builder made more than %d allocations", ARENA_MAX);
-	return ring_fail(err, RING_ENOMEM, "out of memory");
+		return ring_fail(err, RING_EINTERNAL, RING_ARENA_FULL,
+						 (ring_facts) {.limit = ARENA_MAX});
+	return ring_out_of_memory(err);
 }
 
 typedef struct sort_key
@@ -399,8 +399,8 @@ ring_sorted_nodes(arena *a, const ring_node *nodes, uint32_t n, ring_error *err,
 	for (i = 1; i < n; i++)
 		if (s[i].id == s[i - 1].id)
 		{
-			*st = ring_fail(err, RING_EINVAL, "node id %d appears more than once",
-							(int) s[i].id);
+			*st = ring_fail(err, RING_EINVAL, RING_DUPLICATE_NODE_ID,
+							(ring_facts) {.node_id = s[i].id});
 			return NULL;
 		}
 	*st = RING_OK;

@@ -110,7 +110,7 @@ bench_build(uint32_t pp, uint32_t R, uint32_t n, uint32_t zones, int rounds)
 
 		if (ring_core_build(&env, nodes, n, pp, R, i, &r, &err) != RING_OK)
 		{
-			printf("build failed: %s\n", err.message);
+			printf("build failed: %s\n", ring_problem_name(err.problem));
 			exit(1);
 		}
 		t[i] = (bench_now_ns() - t0) / 1e6;
@@ -145,7 +145,7 @@ bench_rebalance(uint32_t pp, uint32_t R, uint32_t n, uint32_t zones, int rounds)
 
 		if (ring_core_rebalance(&env, &a, nodes, n + 1, i, &b, &err) != RING_OK)
 		{
-			printf("rebalance failed: %s\n", err.message);
+			printf("rebalance failed: %s\n", ring_problem_name(err.problem));
 			exit(1);
 		}
 		t[i] = (bench_now_ns() - t0) / 1e6;
