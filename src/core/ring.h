@@ -138,6 +138,9 @@ typedef enum ring_problem
 	RING_ARENA_FULL				/* RING_EINTERNAL: limit (allocations) */
 } ring_problem;
 
+/* The problems of the input are those from 1 to this one. */
+#define RING_LAST_INPUT_PROBLEM RING_TEXT_UNKNOWN_NODE
+
 /* What the text parser found wrong at a position (RING_TEXT_SYNTAX). */
 typedef enum ring_syntax
 {

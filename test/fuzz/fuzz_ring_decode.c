@@ -139,10 +139,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 	}
 	require(status == RING_OK || status == RING_EFORMAT || status == RING_EINVAL);
-	/* a refusal says what was wrong with the input (ring.h lists those first) */
+	/* a refusal says what was wrong with the input */
 	require(status == RING_OK ||
 			(err.code == status && err.problem > RING_NO_PROBLEM &&
-			 err.problem <= RING_TEXT_UNKNOWN_NODE));
+			 err.problem <= RING_LAST_INPUT_PROBLEM));
 	if (status == RING_OK)
 	{
 		check_ring(&r);
