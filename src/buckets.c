@@ -21,6 +21,7 @@
 
 #include "core/jump.h"
 #include "core/jumpbackanchor.h"
+#include "int4_array.h"
 #include "key_hash.h"
 
 static inline void
@@ -549,19 +550,6 @@ anchor_state_of(int32 buckets, const int32 *removed, int32 count)
 	return state;
 }
 
-static ArrayType *
-anchor_array_of(const int32 *removed, int32 count)
-{
-	Datum	   *datums;
-
-	if (count == 0)
-		return construct_empty_array(INT4OID);
-	datums = palloc(sizeof(Datum) * (Size) count);
-	for (int32 i = 0; i < count; i++)
-		datums[i] = Int32GetDatum(removed[i]);
-	return construct_array(datums, count, INT4OID, sizeof(int32), true, TYPALIGN_INT);
-}
-
 /* Builds the record result of this call from values (none NULL). */
 static Datum
 anchor_record(FunctionCallInfo fcinfo, Datum *values)
@@ -644,7 +632,7 @@ jumpbackanchorhash_removed(PG_FUNCTION_ARGS)
 	anchor_set	set;
 
 	anchor_set_of_state(&set, PG_GETARG_BYTEA_PP(0));
-	PG_RETURN_ARRAYTYPE_P(anchor_array_of(set.removed, set.count));
+	PG_RETURN_ARRAYTYPE_P(int4_array(set.removed, set.count));
 }
 
 /* jumpbackanchorhash_add_bucket(INOUT buckets, INOUT removed, OUT bucket) */
@@ -658,7 +646,7 @@ jumpbackanchorhash_add_bucket(PG_FUNCTION_ARGS)
 	anchor_set_of_list(&set, PG_GETARG_INT32(0), PG_GETARG_ARRAYTYPE_P(1));
 	values[2] = Int32GetDatum(anchor_add(&set));
 	values[0] = Int32GetDatum(set.buckets);
-	values[1] = PointerGetDatum(anchor_array_of(set.removed, set.count));
+	values[1] = PointerGetDatum(int4_array(set.removed, set.count));
 	PG_RETURN_DATUM(anchor_record(fcinfo, values));
 }
 
@@ -687,7 +675,7 @@ jumpbackanchorhash_remove_bucket(PG_FUNCTION_ARGS)
 	anchor_set_of_list(&set, PG_GETARG_INT32(0), PG_GETARG_ARRAYTYPE_P(1));
 	anchor_remove(&set, PG_GETARG_INT32(2));
 	values[0] = Int32GetDatum(set.buckets);
-	values[1] = PointerGetDatum(anchor_array_of(set.removed, set.count));
+	values[1] = PointerGetDatum(int4_array(set.removed, set.count));
 	PG_RETURN_DATUM(anchor_record(fcinfo, values));
 }
 

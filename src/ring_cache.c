@@ -44,6 +44,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "int4_array.h"
 #include "module.h"
 #include "ring_cache.h"
 #include "ring_errors.h"
@@ -626,23 +627,28 @@ ring_define_settings(void)
 							NULL, NULL, NULL);
 }
 
+uint32
+ring_decoded_partition_arg(const decoded_ring *dr, int32 partition)
+{
+	int64		parts = (int64) 1 << dr->r.part_power;
+
+	if (partition < 0 || partition >= parts)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("partition must be between 0 and %lld, got %d",
+						(long long) (parts - 1), partition)));
+	return (uint32) partition;
+}
+
 ArrayType *
 ring_decoded_replicas(const decoded_ring *c, uint32 partition)
 {
 	uint32		R = c->r.replicas;
-	Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(int32) * (Size) R;
-	ArrayType  *a = (ArrayType *) palloc0(bytes);
+	ArrayType  *a = int4_array(NULL, (int) R);
 	const uint16 *slots = c->by_partition + (Size) partition * R;
-	int32	   *ids;
+	int32	   *ids = (int32 *) ARR_DATA_PTR(a);
 	uint32		rep;
 
-	SET_VARSIZE(a, bytes);
-	a->ndim = 1;
-	a->dataoffset = 0;
-	a->elemtype = INT4OID;
-	ARR_DIMS(a)[0] = (int) R;
-	ARR_LBOUND(a)[0] = 1;
-	ids = (int32 *) ARR_DATA_PTR(a);
 	for (rep = 0; rep < R; rep++)
 		ids[rep] = c->r.nodes[slots[rep]].id;
 	return a;

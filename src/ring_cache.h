@@ -47,6 +47,8 @@ extern const decoded_ring *ring_decoded_arg_held(FunctionCallInfo fcinfo, int ar
 /* Computed once per cached ring, on first use. */
 extern const ring_node_stat *ring_decoded_node_stats(const decoded_ring *dr);
 extern uint64 ring_decoded_dispersion_count(const decoded_ring *dr, ring_tier tier);
+/* A partition argument checked against the ring's partitions (22023 if outside). */
+extern uint32 ring_decoded_partition_arg(const decoded_ring *dr, int32 partition);
 /* int4[] of the node ids of a partition's replicas, primary first. */
 extern ArrayType *ring_decoded_replicas(const decoded_ring *dr, uint32 partition);
 /* SHA-256 digest of the ring's format 2 encoding (RING_DIGEST_SIZE bytes). */

@@ -23,6 +23,7 @@
 #include "utils/tuplestore.h"
 #include "utils/uuid.h"
 
+#include "int4_array.h"
 #include "key_hash.h"
 #include "ring_cache.h"
 #include "ring_errors.h"
@@ -33,26 +34,6 @@
 
 /* the largest count of handoff nodes: a ring has at most that many nodes */
 #define RING_HANDOFF_MAX_COUNT RING_MAX_NODES
-
-/* int4[] of R node ids */
-static ArrayType *
-id_array(const int32 *ids, int count)
-{
-	Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(int32) * (Size) count;
-	ArrayType  *a;
-
-	if (count == 0)
-		return construct_empty_array(INT4OID);
-	a = (ArrayType *) palloc0(bytes);
-	SET_VARSIZE(a, bytes);
-	a->ndim = 1;
-	a->dataoffset = 0;
-	a->elemtype = INT4OID;
-	ARR_DIMS(a)[0] = count;
-	ARR_LBOUND(a)[0] = 1;
-	memcpy(ARR_DATA_PTR(a), ids, sizeof(int32) * (Size) count);
-	return a;
-}
 
 /* ---- text, bytea and uuid keys: the lookups of their xxh3_64 ---- */
 
@@ -191,7 +172,7 @@ handoff_array(const decoded_ring *dr, uint32 partition, uint32 count)
 		elog(ERROR, "partition ring: handoff lookup stopped");
 	for (i = 0; i < found; i++)
 		ids[i] = dr->r.nodes[out[i]].id;
-	return id_array(ids, (int) found);
+	return int4_array(ids, (int) found);
 }
 
 #define HANDOFF_FUNCTION(name, hash_expr) \
@@ -216,16 +197,10 @@ Datum
 ring_partition_handoff_nodes(PG_FUNCTION_ARGS)
 {
 	const decoded_ring *dr = ring_decoded_arg(fcinfo, 0);
-	int32		partition = PG_GETARG_INT32(1);
 	uint32		count = handoff_count(PG_GETARG_INT32(2));
-	int64		parts = (int64) 1 << dr->r.part_power;
+	uint32		partition = ring_decoded_partition_arg(dr, PG_GETARG_INT32(1));
 
-	if (partition < 0 || partition >= parts)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("partition must be between 0 and %lld, got %d",
-						(long long) (parts - 1), partition)));
-	PG_RETURN_ARRAYTYPE_P(handoff_array(dr, (uint32) partition, count));
+	PG_RETURN_ARRAYTYPE_P(handoff_array(dr, partition, count));
 }
 
 /* ---- batches: ring_nodes(ring, keys[]) -> (key, partition, nodes) ---- */
@@ -361,7 +336,7 @@ ring_nodes_batch_of(FunctionCallInfo fcinfo, key_kind kind)
 		{
 			Datum		values[3];
 			bool		nulls[3] = {false, false, false};
-			ArrayType  *nodes = id_array(ids + (Size) i * R, (int) R);
+			ArrayType  *nodes = int4_array(ids + (Size) i * R, (int) R);
 
 			values[0] = elements[from + i];
 			values[1] = Int32GetDatum(partitions[i]);

@@ -328,15 +328,8 @@ Datum
 ring_partition_nodes(PG_FUNCTION_ARGS)
 {
 	const decoded_ring *c = ring_decoded_arg(fcinfo, 0);
-	int32		partition = PG_GETARG_INT32(1);
-	int64		parts = (int64) 1 << c->r.part_power;
 
-	if (partition < 0 || partition >= parts)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("partition must be between 0 and %lld, got %d",
-						(long long) (parts - 1), partition)));
-	PG_RETURN_ARRAYTYPE_P(ring_decoded_replicas(c, (uint32) partition));
+	PG_RETURN_ARRAYTYPE_P(ring_decoded_replicas(c, ring_decoded_partition_arg(c, PG_GETARG_INT32(1))));
 }
 
 /* ---- inspection ---- */

@@ -14,6 +14,7 @@
 #include "utils/builtins.h"
 
 #include "compat.h"
+#include "int4_array.h"
 #include "core/baselines.h"
 #include "core/ringsteady.h"
 #include "core/rocksteadier.h"
@@ -92,25 +93,6 @@ subset_members(int32 backends, int32 subset_size)
 	return members;
 }
 
-/*
- * A one-dimensional int4 array of `members` (> 0) elements, to be filled in.
- * (An empty array is construct_empty_array's, with no dimensions.)
- */
-static ArrayType *
-new_int4_array(int32 members)
-{
-	Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(int32) * (Size) members;
-	ArrayType  *array = (ArrayType *) palloc0(bytes);
-
-	SET_VARSIZE(array, bytes);
-	array->ndim = 1;
-	array->dataoffset = 0;
-	array->elemtype = INT4OID;
-	ARR_DIMS(array)[0] = members;
-	ARR_LBOUND(array)[0] = 1;
-	return array;
-}
-
 PG_FUNCTION_INFO_V1(ringsteady_subset);
 Datum
 ringsteady_subset(PG_FUNCTION_ARGS)
@@ -124,7 +106,7 @@ ringsteady_subset(PG_FUNCTION_ARGS)
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
-	subset = new_int4_array(members);
+	subset = int4_array(NULL, members);
 	ringsteady_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							backend_scaling, (uint32 *) ARR_DATA_PTR(subset));
 	PG_RETURN_ARRAYTYPE_P(subset);
@@ -208,7 +190,7 @@ rocksteadier_subset(PG_FUNCTION_ARGS)
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
-	subset = new_int4_array(members);
+	subset = int4_array(NULL, members);
 	workspace = palloc(sizeof(uint32) * ROCKSTEADIER_WORKSPACE(lot_size));
 	rocksteadier_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							  (uint32) lot_size, (uint32 *) ARR_DATA_PTR(subset), workspace,
@@ -232,7 +214,7 @@ random_subset(PG_FUNCTION_ARGS)
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
-	subset = new_int4_array(members);
+	subset = int4_array(NULL, members);
 	workspace = palloc(random_subset_workspace_bytes((uint32) a.backends, (uint32) members));
 	random_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 						(uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
@@ -253,7 +235,7 @@ round_robin_subset(PG_FUNCTION_ARGS)
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
-	subset = new_int4_array(members);
+	subset = int4_array(NULL, members);
 	/* the start is frontend * subset_size mod N, with the k asked for */
 	round_robin_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) a.subset_size,
 							 (uint32 *) ARR_DATA_PTR(subset));
@@ -275,7 +257,7 @@ deterministic_subset(PG_FUNCTION_ARGS)
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
-	subset = new_int4_array(members);
+	subset = int4_array(NULL, members);
 	workspace = palloc(deterministic_subset_workspace_bytes((uint32) a.backends));
 	deterministic_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							   (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
@@ -300,7 +282,7 @@ consistent_subset(PG_FUNCTION_ARGS)
 	if (members == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
 
-	subset = new_int4_array(members);
+	subset = int4_array(NULL, members);
 	workspace = palloc(consistent_subset_workspace_bytes((uint32) a.backends, (uint32) members));
 	consistent_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							(uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,

@@ -12,6 +12,7 @@
 
 #include "core/ring.h"
 #include "core/ring_internal.h"
+#include "core/splitmix64.h"
 #include "ring_test_env.h"
 #include "unit.h"
 
@@ -35,11 +36,7 @@ static uint64_t rs = 12345;
 static uint64_t
 rnd(void)
 {
-	uint64_t	z = (rs += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return splitmix64_next(&rs);
 }
 
 /* n nodes with ids 1..n (listed in a scrambled order), zone = i % zones */

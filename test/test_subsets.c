@@ -19,6 +19,7 @@
 
 #include "core/baselines.h"
 #include "core/rocksteadier.h"
+#include "core/splitmix64.h"
 #include "core/subset_metrics.h"
 #include "unit.h"
 
@@ -1112,11 +1113,7 @@ static uint64_t sort_test_state;
 static uint64_t
 sort_test_next(void)
 {
-	uint64_t	z = (sort_test_state += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
+	return splitmix64_next(&sort_test_state);
 }
 
 static int
