@@ -31,9 +31,56 @@ OBJS = \
 	src/core/subset_metrics.o
 
 EXTENSION = subsetting
+EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(srcdir)/$(EXTENSION).control)
+
+# The SQL sources: every routine, type, operator class and view of the
+# current version in one file of sql/src/, in the order the install script
+# creates them (docs/architecture.md, "The SQL sources").
+SQL_SOURCES = \
+	sql/src/consistent_hashing/jumpbackhash.sql \
+	sql/src/consistent_hashing/jumphash.sql \
+	sql/src/consistent_hashing/xxh3_64.sql \
+	sql/src/consistent_hashing/jumpbackanchorhash.sql \
+	sql/src/consistent_hashing/jumpbackanchorhash_state.sql \
+	sql/src/subsets/ringsteady_subset.sql \
+	sql/src/subsets/rocksteadier_subset.sql \
+	sql/src/subsets/baseline_subsets.sql \
+	sql/src/subsets/subset_metrics.sql \
+	sql/src/ring/partition_ring.sql \
+	sql/src/ring/ring_build.sql \
+	sql/src/ring/ring_lookups.sql \
+	sql/src/ring/ring_handoff_nodes.sql \
+	sql/src/ring/ring_inspect.sql \
+	sql/src/partition_hash/operator_classes.sql \
+	sql/src/partition_hash/jumpbackhash_create_operator_classes.sql \
+	sql/src/partition_hash/jumpbackhash_partitioning_problems.sql \
+	sql/src/resharding/sharding_layout.sql \
+	sql/src/resharding/reshard_bucket_sql.sql \
+	sql/src/resharding/sharded_tables.sql \
+	sql/src/resharding/reshard_prepare.sql \
+	sql/src/resharding/reshard_enter.sql \
+	sql/src/resharding/reshard_reconcile.sql \
+	sql/src/resharding/reshard_delete_copied.sql \
+	sql/src/resharding/reshard_copy.sql \
+	sql/src/resharding/reshard_move.sql \
+	sql/src/resharding/reshard_swap.sql \
+	sql/src/resharding/reshard_cleanup.sql \
+	sql/src/resharding/reshard_validate.sql \
+	sql/src/resharding/reshard_lock.sql \
+	sql/src/resharding/reshard_run.sql \
+	sql/src/resharding/reshard_add_partition.sql \
+	sql/src/resharding/reshard_remove_partition.sql \
+	sql/src/resharding/reshard_dry_run.sql \
+	sql/src/resharding/reshard_check.sql
+
+# Released scripts, never edited; the current version's full script and its
+# update script are assembled from sql/src/.
 DATA = \
 	sql/subsetting--1.0.sql \
 	sql/subsetting--1.0--1.1.sql
+DATA_built = \
+	sql/subsetting--$(EXTVERSION).sql \
+	sql/subsetting--1.1--1.2.sql
 PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
 
 REGRESS = \
@@ -59,6 +106,7 @@ REGRESS = \
 	ring_golden \
 	ring_lookup \
 	install_as_owner \
+	internal_routines \
 	argument_sweep
 
 # Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
@@ -76,6 +124,12 @@ PG_CFLAGS = -fvisibility=hidden
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+sql/subsetting--$(EXTVERSION).sql: $(SQL_SOURCES) sql/src/assemble
+	sql/src/assemble install $(EXTVERSION) $(SQL_SOURCES) >$@
+
+sql/subsetting--1.1--1.2.sql: sql/src/updates/subsetting--1.1--1.2.sql $(SQL_SOURCES) sql/src/assemble
+	sql/src/assemble update 1.1 1.2 $< >$@
 
 # PGXS knows no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/*.h src/core/*.h)
@@ -100,7 +154,6 @@ bench:
 # $(EXTENSION)-$(DISTVERSION)/, written into DIST_DIR (default: here).  Its
 # version is the control file's default_version as a semantic version (1.1
 # gives 1.1.0), as META.json says (test/run-build-tests checks both).
-EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/$(EXTENSION).control)
 DISTVERSION = $(if $(word 3,$(subst ., ,$(EXTVERSION))),$(EXTVERSION),$(EXTVERSION).0)
 DIST_DIR = .
 dist:

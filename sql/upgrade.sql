@@ -1,13 +1,123 @@
 --
--- The upgrade chain: install the first release, 1.0, and walk
--- ALTER EXTENSION UPDATE through every later version to the default one.
+-- Updating gives what a fresh install gives.  A database created at 1.0 and
+-- walked through every version with ALTER EXTENSION UPDATE, and one created
+-- at 1.1 and updated, hold exactly the objects of a fresh install of the
+-- default version: every member of the extension with its whole definition
+-- (pg_get_functiondef of every routine, argument defaults and all), its
+-- comment and its privileges; types, operator classes and families with
+-- their operators and support functions, casts, views and tables.
 --
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS subsetting CASCADE;
 RESET client_min_messages;
 
-CREATE EXTENSION subsetting VERSION '1.0';
+-- Every property of every member of the extension, one row each, with OIDs
+-- written as names so that two installs compare.
+CREATE FUNCTION pg_temp.extension_contents()
+RETURNS TABLE (object text, property text, value text)
+LANGUAGE sql STABLE
+AS $$
+WITH member AS (
+    SELECT d.classid, d.objid, pg_describe_object(d.classid, d.objid, 0) AS object
+    FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'subsetting'
+    WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+)
+SELECT m.object, 'member', c.relname::text
+FROM member m JOIN pg_class c ON c.oid = m.classid
+UNION ALL
+SELECT m.object, 'comment', obj_description(m.objid, c.relname)
+FROM member m JOIN pg_class c ON c.oid = m.classid
+UNION ALL
+-- routines: the whole CREATE statement, and who may run them
+SELECT m.object, 'definition', pg_get_functiondef(p.oid)
+FROM member m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+UNION ALL
+SELECT m.object, 'privileges', coalesce(p.proacl::text, 'default')
+FROM member m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+UNION ALL
+-- types
+SELECT m.object, 'type',
+       concat_ws(' ', t.typtype, t.typlen, t.typbyval, t.typalign, t.typstorage, t.typcategory,
+                 t.typinput::regprocedure, t.typoutput::regprocedure, t.typreceive::regprocedure,
+                 t.typsend::regprocedure, t.typmodin::regprocedure, t.typmodout::regprocedure,
+                 t.typanalyze::regprocedure, t.typelem::regtype, t.typdefault,
+                 coalesce(t.typacl::text, 'default'))
+FROM member m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
+UNION ALL
+-- operator classes and families, with every operator and support function
+SELECT m.object, 'operator class',
+       concat_ws(' ', o.opcmethod::regclass, o.opcintype::regtype, o.opcdefault, o.opckeytype::regtype,
+                 pg_describe_object('pg_opfamily'::regclass, o.opcfamily, 0))
+FROM member m JOIN pg_opclass o ON m.classid = 'pg_opclass'::regclass AND o.oid = m.objid
+UNION ALL
+SELECT m.object, 'operator ' || a.amopstrategy || ' ' || a.amoplefttype::regtype || ' ' || a.amoprighttype::regtype,
+       concat_ws(' ', a.amopopr::regoperator, a.amoppurpose, a.amopsortfamily)
+FROM member m JOIN pg_amop a ON m.classid = 'pg_opfamily'::regclass AND a.amopfamily = m.objid
+UNION ALL
+SELECT m.object, 'function ' || a.amprocnum || ' ' || a.amproclefttype::regtype || ' ' || a.amprocrighttype::regtype,
+       a.amproc::regprocedure::text
+FROM member m JOIN pg_amproc a ON m.classid = 'pg_opfamily'::regclass AND a.amprocfamily = m.objid
+UNION ALL
+-- operators and casts
+SELECT m.object, 'operator', concat_ws(' ', o.oprcode::regprocedure, o.oprresult::regtype, o.oprcom::regoperator,
+                                       o.oprnegate::regoperator, o.oprcanhash, o.oprcanmerge)
+FROM member m JOIN pg_operator o ON m.classid = 'pg_operator'::regclass AND o.oid = m.objid
+UNION ALL
+SELECT m.object, 'cast', concat_ws(' ', c.castfunc::regprocedure, c.castcontext, c.castmethod)
+FROM member m JOIN pg_cast c ON m.classid = 'pg_cast'::regclass AND c.oid = m.objid
+UNION ALL
+-- views and tables: their definition, columns and privileges
+SELECT m.object, 'relation', concat_ws(' ', c.relkind, c.relpersistence, coalesce(c.relacl::text, 'default'),
+                                       CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) END)
+FROM member m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
+UNION ALL
+SELECT m.object, 'column ' || a.attnum,
+       concat_ws(' ', a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+                 pg_get_expr(ad.adbin, ad.adrelid), coalesce(a.attacl::text, 'default'),
+                 col_description(a.attrelid, a.attnum))
+FROM member m
+JOIN pg_attribute a ON m.classid = 'pg_class'::regclass AND a.attrelid = m.objid AND a.attnum > 0
+                       AND NOT a.attisdropped
+LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+UNION ALL
+SELECT m.object, 'constraint ' || k.conname, pg_get_constraintdef(k.oid)
+FROM member m JOIN pg_constraint k ON m.classid = 'pg_class'::regclass AND k.conrelid = m.objid
+UNION ALL
+SELECT m.object, 'index ' || i.indexrelid::regclass, pg_get_indexdef(i.indexrelid)
+FROM member m JOIN pg_index i ON m.classid = 'pg_class'::regclass AND i.indrelid = m.objid
+UNION ALL
+-- the extension itself: version, configuration tables, schema
+SELECT 'extension subsetting', 'extension',
+       concat_ws(' ', e.extversion, e.extrelocatable, e.extnamespace::regnamespace,
+                 (SELECT array_agg(c::regclass ORDER BY c::regclass::text) FROM unnest(e.extconfig) AS c),
+                 e.extcondition)
+FROM pg_extension e WHERE e.extname = 'subsetting'
+$$;
 
+-- differences(A, B): the properties where two snapshots differ, and how.
+CREATE FUNCTION pg_temp.differences(a regclass, b regclass)
+RETURNS TABLE (side text, object text, property text, value text)
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    RETURN QUERY EXECUTE format(
+        '(SELECT %1$L, * FROM %1$s EXCEPT ALL SELECT %1$L, * FROM %2$s)
+         UNION ALL
+         (SELECT %2$L, * FROM %2$s EXCEPT ALL SELECT %2$L, * FROM %1$s)
+         ORDER BY 2, 3, 1', a, b);
+END
+$$;
+
+-- A fresh install of the default version: one script, no update.
+CREATE EXTENSION subsetting;
+SELECT e.extversion = a.default_version AS at_default_version
+FROM pg_extension e JOIN pg_available_extensions a ON a.name = e.extname
+WHERE e.extname = 'subsetting';
+CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.extension_contents();
+DROP EXTENSION subsetting;
+
+-- From 1.0, through every version to the default one.
+CREATE EXTENSION subsetting VERSION '1.0';
 DO $$
 DECLARE
     next_version text;
@@ -20,30 +130,44 @@ BEGIN
         EXECUTE format('ALTER EXTENSION subsetting UPDATE TO %L', next_version);
     END LOOP;
 END $$;
-
--- The walk ends at the default version, and every version is reachable from 1.0.
-SELECT e.extversion = a.default_version AS at_default_version
-FROM pg_extension e JOIN pg_available_extensions a ON a.name = e.extname
-WHERE e.extname = 'subsetting';
-SELECT count(*) AS unreachable_versions
-FROM pg_extension_update_paths('subsetting')
-WHERE source = '1.0' AND path IS NULL AND target <> '1.0';
-
--- An updated installation has the same objects as a fresh one: every member
--- of the extension (functions with their volatility, strictness and
--- parallel safety, types, operator classes and families, views...).
-CREATE TEMP VIEW extension_objects AS
-SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS object,
-       p.provolatile, p.proisstrict, p.proparallel
-FROM pg_depend d
-JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'subsetting'
-LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
-WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e';
-CREATE TEMP TABLE updated_objects AS TABLE extension_objects;
+CREATE TEMP TABLE from_1_0 AS SELECT * FROM pg_temp.extension_contents();
 DROP EXTENSION subsetting;
-CREATE EXTENSION subsetting;
-SELECT count(*) AS differences
-FROM ((TABLE extension_objects EXCEPT TABLE updated_objects)
-      UNION ALL
-      (TABLE updated_objects EXCEPT TABLE extension_objects)) AS difference;
-SELECT count(*) > 0 AS has_objects FROM updated_objects;
+
+-- From 1.1, updated at once.
+CREATE EXTENSION subsetting VERSION '1.1';
+ALTER EXTENSION subsetting UPDATE;
+CREATE TEMP TABLE from_1_1 AS SELECT * FROM pg_temp.extension_contents();
+
+-- Every version is reachable from 1.0 and from 1.1.
+SELECT source, target FROM pg_extension_update_paths('subsetting')
+WHERE source IN ('1.0', '1.1') AND path IS NULL
+  AND string_to_array(target, '.')::int[] > string_to_array(source, '.')::int[]
+ORDER BY 1, 2;
+
+-- The snapshots hold what they should: every kind of member, with its
+-- definition (a comparison of empty snapshots would prove nothing).
+SELECT count(*) FILTER (WHERE property = 'member') AS members,
+       count(*) FILTER (WHERE property = 'definition') AS routines,
+       count(*) FILTER (WHERE property = 'definition' AND value LIKE '%DEFAULT%') AS routines_with_defaults,
+       count(*) FILTER (WHERE property = 'comment' AND value IS NOT NULL) AS comments,
+       count(*) FILTER (WHERE property = 'privileges' AND value <> 'default') AS routines_not_for_everyone,
+       count(*) FILTER (WHERE property = 'type') AS types,
+       count(*) FILTER (WHERE property = 'operator class') AS operator_classes,
+       count(*) FILTER (WHERE property LIKE 'function %') AS support_functions,
+       count(*) FILTER (WHERE property = 'relation') AS views_and_tables
+FROM fresh;
+
+-- No difference, either way.
+SELECT * FROM pg_temp.differences('fresh', 'from_1_0');
+SELECT * FROM pg_temp.differences('fresh', 'from_1_1');
+
+-- And the comparison sees a difference where there is one: a routine whose
+-- body, default, comment or privileges differ in an updated database.
+BEGIN;
+CREATE OR REPLACE FUNCTION reshard_bucket_sql(hash_function text, key text, buckets int, removed int[] DEFAULT '{}')
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'changed' $$;
+COMMENT ON FUNCTION ringsteady_subset(int, int, int, boolean) IS 'changed';
+GRANT EXECUTE ON FUNCTION jumpbackhash_operator_classes_ddl(int, name, text) TO PUBLIC;
+CREATE TEMP TABLE altered ON COMMIT DROP AS SELECT * FROM pg_temp.extension_contents();
+SELECT side, object, property FROM pg_temp.differences('fresh', 'altered');
+ROLLBACK;

@@ -1,0 +1,27 @@
+--
+-- Internal routines are not for everyone: a role that is not superuser
+-- cannot run them (docs/reference.md documents every routine it can run).
+--
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS subsetting CASCADE;
+DROP ROLE IF EXISTS regress_subsetting_user;
+RESET client_min_messages;
+CREATE EXTENSION subsetting;
+CREATE ROLE regress_subsetting_user;
+
+SET ROLE regress_subsetting_user;
+SELECT jumpbackhash_operator_classes_ddl(3, 'public', '$libdir/subsetting');
+-- what it may run, it runs
+SELECT jumpbackhash(42, 16);
+RESET ROLE;
+
+-- The routines PUBLIC may not run.
+SELECT p.oid::regprocedure AS not_for_public
+FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'subsetting'
+JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+WHERE d.deptype = 'e'
+  AND NOT EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
+                  WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')
+ORDER BY 1::text;
+
+DROP ROLE regress_subsetting_user;

@@ -1,0 +1,59 @@
+-- sql/src/partition_hash/jumpbackhash_create_operator_classes.sql
+--	jumpbackhash_create_operator_classes: the classes for another number of buckets (superuser)
+
+CREATE FUNCTION jumpbackhash_create_operator_classes(buckets int)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    extension oid;
+    schema name;
+    library text;
+    ddl text;
+BEGIN
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        RAISE EXCEPTION 'permission denied to create the jumpbackhash operator classes for % buckets', buckets
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Their support functions are C functions, which only a superuser may create.',
+                  HINT = 'The classes for 1 to 256 buckets are installed with the extension, and everyone may use them.';
+    END IF;
+    IF buckets < 1 THEN
+        RAISE EXCEPTION 'number of buckets must be at least 1, got %', buckets
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT e.oid, n.nspname INTO extension, schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    WHERE e.extname = 'subsetting';
+    IF EXISTS (SELECT FROM pg_opclass
+               WHERE opcname = format('jumpbackhash%s_int8_ops', buckets)
+                 AND opcnamespace = (SELECT oid FROM pg_namespace WHERE nspname = schema)) THEN
+        RAISE EXCEPTION 'the jumpbackhash operator classes for % buckets exist already', buckets
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = CASE WHEN buckets <= 256
+                                THEN 'The extension installs the classes for 1 to 256 buckets.'
+                                ELSE format('Schema %I holds jumpbackhash%s_int8_ops.', schema, buckets) END;
+    END IF;
+    -- The C library, as the extension's own jumpbackhash(bigint, int) names it.
+    SELECT p.probin INTO library
+    FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+    WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
+      AND d.refobjid = extension AND d.deptype = 'e'
+      AND p.proname = 'jumpbackhash' AND p.proargtypes = '20 23'::oidvector;
+    EXECUTE format('SELECT %I.jumpbackhash_operator_classes_ddl($1, $2, $3)', schema)
+    INTO ddl USING buckets, schema, library;
+    EXECUTE ddl;
+    -- Not members of the extension, and independent of it: pg_dump dumps
+    -- them (a dump holds only CREATE EXTENSION for the members), ALTER
+    -- EXTENSION UPDATE leaves them, and DROP EXTENSION leaves them working
+    -- (a DEPENDS ON EXTENSION would make DROP EXTENSION drop the support
+    -- functions and leave the classes without them, under tables that use
+    -- them).
+    RETURN QUERY
+    SELECT format('%I.%I', schema, format('jumpbackhash%s_%s_ops', buckets, name))
+    FROM unnest(ARRAY['int2', 'int4', 'int8', 'text', 'bytea', 'uuid']) AS name;
+END
+$function$;
+
+COMMENT ON FUNCTION jumpbackhash_create_operator_classes(int) IS
+'superuser only: creates the hash operator classes jumpbackhash<buckets>_{int2,int4,int8,text,bytea,uuid}_ops for a number of buckets the extension does not install (it installs 1 to 256), in the extension''s schema; returns their names';

@@ -1,0 +1,93 @@
+-- sql/src/resharding/sharding_layout.sql
+--	sharding_layout: how a table is partitioned by the extension
+
+CREATE FUNCTION sharding_layout(parent regclass)
+RETURNS TABLE (method text, hash_function text, key text, buckets int, removed int[], operator_class text,
+               bucket int, partition regclass, partition_bound text)
+LANGUAGE plpgsql STABLE STRICT
+AS $function$
+DECLARE
+    key_def text;
+    parts text[];
+    strategy "char";
+    key_attnum int2;
+    class_oid oid;
+    ext_schema name;
+BEGIN
+    SELECT pt.partstrat, pg_get_expr(pt.partexprs, pt.partrelid), pt.partattrs[0], pt.partclass[0]
+    INTO strategy, key_def, key_attnum, class_oid
+    FROM pg_catalog.pg_partitioned_table pt
+    WHERE pt.partrelid = parent AND pt.partnatts = 1;
+    SELECT x.extnamespace::regnamespace::name INTO ext_schema FROM pg_catalog.pg_extension x WHERE x.extname = 'subsetting';
+    removed := '{}';
+    IF strategy = 'l' AND key_attnum = 0 THEN
+        -- LIST (F(key, n)), F one of the extension's functions: the printed
+        -- name is schema-qualified when the extension's schema is not on
+        -- the search_path.
+        parts := pg_catalog.regexp_match(key_def,
+            '^((?:(?:"(?:[^"]|"")+"|[^".(), ]+)\.)?(jumpbackhash|jumphash|jumpbackanchorhash))\((.*), (\d+)(?:, ''(\{[0-9,]*\})''::integer\[\])?\)$');
+        IF parts[5] IS NOT NULL AND parts[2] <> 'jumpbackanchorhash' THEN
+            RETURN;
+        END IF;
+        IF parts IS NULL OR NOT EXISTS (
+                SELECT FROM pg_catalog.pg_depend d
+                JOIN pg_catalog.pg_proc p ON p.oid = d.refobjid AND p.proname = parts[2]
+                JOIN pg_catalog.pg_depend e ON e.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                     AND e.objid = p.oid AND e.deptype = 'e'
+                JOIN pg_catalog.pg_extension x ON x.oid = e.refobjid AND x.extname = 'subsetting'
+                WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = parent
+                  AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass) THEN
+            RETURN;
+        END IF;
+        method := parts[2];
+        hash_function := parts[1];
+        key := parts[3];
+        buckets := parts[4]::int;
+        removed := coalesce(parts[5], '{}')::int[];
+    ELSIF strategy = 'h' THEN
+        -- HASH (key jumpbackhash<N>_<type>_ops), a class of the extension's
+        -- schema: REMAINDER b holds the rows with jumpbackhash(key, N) = b.
+        SELECT o.opcname,
+               substring(o.opcname FROM '^jumpbackhash([1-9][0-9]{0,8})_(?:int2|int4|int8|text|bytea|uuid)_ops$')::int
+        INTO operator_class, buckets
+        FROM pg_catalog.pg_opclass o WHERE o.oid = class_oid AND o.opcnamespace::regnamespace::name = ext_schema;
+        IF buckets IS NULL THEN
+            RETURN;
+        END IF;
+        method := 'hash_operator_class';
+        hash_function := pg_catalog.format('%I.jumpbackhash', ext_schema);
+        key := CASE WHEN key_attnum = 0 THEN '(' || key_def || ')'
+                    ELSE (SELECT pg_catalog.quote_ident(a.attname) FROM pg_catalog.pg_attribute a
+                          WHERE a.attrelid = parent AND a.attnum = key_attnum) END;
+    ELSE
+        RETURN;
+    END IF;
+    FOR bucket, partition, partition_bound IN
+        SELECT CASE WHEN b.v ~ '^\d{1,9}$' AND b.v::int < buckets AND (b.m IS NULL OR b.m = buckets::text)
+                         AND NOT b.v::int = ANY (removed)
+                    THEN b.v::int END,
+               c.oid::regclass, b.bound
+        FROM pg_catalog.pg_inherits i
+        JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
+        CROSS JOIN LATERAL (SELECT pg_get_expr(c.relpartbound, c.oid) AS bound) AS b0
+        CROSS JOIN LATERAL (
+            SELECT b0.bound,
+                   CASE WHEN strategy = 'l' THEN substring(b0.bound FROM '^FOR VALUES IN \((\d+)\)$')
+                        ELSE substring(b0.bound FROM '^FOR VALUES WITH \(modulus \d+, remainder (\d+)\)$') END AS v,
+                   substring(b0.bound FROM '^FOR VALUES WITH \(modulus (\d+), remainder \d+\)$') AS m) AS b
+        WHERE i.inhparent = parent
+        ORDER BY 1, 2
+    LOOP
+        RETURN NEXT;
+    END LOOP;
+    IF NOT FOUND THEN
+        bucket := NULL;
+        partition := NULL;
+        partition_bound := NULL;
+        RETURN NEXT;
+    END IF;
+END
+$function$;
+
+COMMENT ON FUNCTION sharding_layout(regclass) IS
+'how a table is partitioned by the extension: one row per partition with the method (jumpbackhash or jumphash for BY LIST (F(key, n)), hash_operator_class for BY HASH (key jumpbackhash<n>_<type>_ops)), the hash function that places a key (as printed in the key), the key expression, the bucket count, the removed buckets (none for these methods), the operator class, the partition''s bucket (NULL if its bound is not one bucket in range) and its bound; no row if the table is not partitioned by the extension';
