@@ -7,9 +7,11 @@ OBJS = \
 	src/key_hash.o \
 	src/partition_hash.o \
 	src/subsets.o \
+	src/table_owner.o \
 	src/ring_sql.o \
 	src/ring_cache.o \
 	src/ring_errors.o \
+	src/reshard_inspect.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \
@@ -95,6 +97,7 @@ REGRESS = \
 	reshard_metadata \
 	reshard_hash \
 	reshard_anchor \
+	reshard_helpers_security \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

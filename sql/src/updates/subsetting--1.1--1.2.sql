@@ -5,3 +5,10 @@
 
 -- Internal routines are not for PUBLIC.
 REVOKE ALL ON FUNCTION jumpbackhash_operator_classes_ddl(int, name, text) FROM PUBLIC;
+
+-- reshard_check and reshard_dry_run count as the table's owner, in a
+-- security-restricted operation, for callers who may read the table.
+DROP FUNCTION reshard_check(regclass);
+\ir ../resharding/reshard_check.sql
+DROP FUNCTION reshard_dry_run(regclass, int);
+\ir ../resharding/reshard_dry_run.sql

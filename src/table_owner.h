@@ -1,0 +1,35 @@
+/*
+ * src/table_owner.h
+ *		Running a table owner's code on someone else's behalf, as
+ *		PostgreSQL's maintenance commands do (VACUUM, ANALYZE, REINDEX,
+ *		REFRESH MATERIALIZED VIEW): as the owner, in a security-restricted
+ *		operation, with a search_path of pg_catalog and pg_temp only.
+ */
+#ifndef SUBSETTING_TABLE_OWNER_H
+#define SUBSETTING_TABLE_OWNER_H
+
+#include "postgres.h"
+
+/* What table_owner_enter changed, for table_owner_leave to restore. */
+typedef struct table_owner_context
+{
+	Oid			saved_user;
+	int			saved_security_context;
+	int			saved_guc_nest_level;
+} table_owner_context;
+
+/*
+ * Becomes the owner of relation relid: the current user is the owner (not
+ * a role the caller is a member of), SET ROLE and SET SESSION AUTHORIZATION
+ * are refused (so the owner's code cannot take back the caller's rights),
+ * temporary objects cannot be created, and settings changed by the owner's
+ * code end with table_owner_leave.  An error in between leaves the
+ * transaction or subtransaction, whose abort restores the user and the
+ * settings.
+ */
+extern void table_owner_enter(Oid relid, table_owner_context *context);
+
+/* Back to the user, security context and settings before table_owner_enter. */
+extern void table_owner_leave(const table_owner_context *context);
+
+#endif							/* SUBSETTING_TABLE_OWNER_H */
