@@ -120,6 +120,13 @@ ISOLATION = \
 	reshard_two_at_once \
 	reshard_long_reader
 
+# Tests with servers of their own (a coordinator and shards, dump and
+# restore, encodings, query cancel, memory, Swift's handoffs): TAP tests on
+# PostgreSQL::Test::Cluster, test/t/*.pl, run by make installcheck after the
+# isolation tests (PROVE_TESTS=test/t/001_sharding_fdw.pl picks one).
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+
 PG_CPPFLAGS = -I$(srcdir)/src
 # Export only what the server looks up by name (src/compat.h says how).
 PG_CFLAGS = -fvisibility=hidden

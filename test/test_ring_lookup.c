@@ -6,7 +6,7 @@
  *		no node twice, new regions before new zones before the rest, every
  *		reachable node in the end, deterministic, shorter lists are
  *		prefixes), on random rings; cancellation and allocation failure.
- *		test/run-handoff-tests compares the handoff order with OpenStack
+ *		test/t/006_handoff_nodes.pl compares the handoff order with OpenStack
  *		Swift's own get_more_nodes.
  */
 #include <stdio.h>

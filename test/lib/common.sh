@@ -17,10 +17,8 @@ PROJECT_PACKAGES=(
 	gnuplot-nox
 	libxxhash-dev xxhash python3-xxhash
 	libssl-dev
+	python3-swift
 )
-
-# Packages only the benchmarks need: OpenStack Swift's ring builder.
-BENCHMARK_PACKAGES=(python3-swift)
 
 # install_missing_packages [PACKAGE...]
 #	Installs whatever of the packages (default: PROJECT_PACKAGES) is missing
