@@ -14,7 +14,6 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "utils/array.h"
 #include "utils/uuid.h"
@@ -22,6 +21,7 @@
 #include "core/jumpbackanchor.h"
 #include "int4_array.h"
 #include "key_hash.h"
+#include "module.h"
 
 /*
  * A set of buckets comes in two forms: (buckets, removed), hash4j's
@@ -50,12 +50,6 @@ typedef struct anchor_cache
 	void	   *memory;
 	jump_back_anchor h;
 } anchor_cache;
-
-static void
-anchor_check_interrupts(const void *arg)
-{
-	CHECK_FOR_INTERRUPTS();
-}
 
 static void
 anchor_too_many(int64 count)
@@ -187,7 +181,7 @@ anchor_decode(jump_back_anchor *h, void **memory, int32 buckets, const int32 *re
 		anchor_too_many(count);
 	*memory = count > 0 ? palloc(jump_back_anchor_memory_size(count)) : NULL;
 	status = jump_back_anchor_init(h, buckets, removed, count, *memory,
-								   anchor_check_interrupts, NULL, &problem);
+								   &server_interrupts, &problem);
 	anchor_report(status, &problem, buckets, count, form);
 }
 
