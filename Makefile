@@ -3,7 +3,8 @@
 MODULE_big = subsetting
 OBJS = \
 	src/module.o \
-	src/buckets.o \
+	src/jump_sql.o \
+	src/jumpbackanchor_sql.o \
 	src/key_hash.o \
 	src/partition_hash.o \
 	src/subsets.o \

@@ -1,16 +1,28 @@
 /*
  * src/module.c
- *		The module's one PG_MODULE_MAGIC, and its settings.
+ *		The module's one PG_MODULE_MAGIC, its settings, and the core's
+ *		interrupt check on the server.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "compat.h"
 #include "module.h"
 
 PG_MODULE_MAGIC;
+
+/* Raises query cancel (and the like) if one is pending; else goes on. */
+static int
+check_for_interrupts(void *arg)
+{
+	CHECK_FOR_INTERRUPTS();
+	return 0;
+}
+
+const core_interrupts server_interrupts = {check_for_interrupts, NULL};
 
 /* Declared PGDLLEXPORT by compat.h (fmgr.h from PostgreSQL 16 on). */
 void

@@ -1,7 +1,7 @@
 /*
  * src/ring_cache.c
  *		Reading partition ring values on the server: the core's allocator,
- *		progress callback and digest (SHA-256), decoding a stored ring, and
+ *		interrupt check and digest (SHA-256), decoding a stored ring, and
  *		the backend-wide cache of decoded rings that every function reading
  *		a ring goes through.
  *
@@ -52,7 +52,7 @@
 StaticAssertDecl(PG_SHA256_DIGEST_LENGTH == RING_DIGEST_SIZE,
 				 "the ring digest is a SHA-256");
 
-/* ---- the core's allocator, progress callback and digest, on the server ---- */
+/* ---- the core's allocator, interrupt check and digest, on the server ---- */
 
 static void *
 ring_palloc(void *ctx, size_t size)
@@ -65,13 +65,6 @@ static void
 ring_pfree(void *ctx, void *ptr)
 {
 	pfree(ptr);
-}
-
-static int
-ring_interrupts(void *ctx)
-{
-	CHECK_FOR_INTERRUPTS();
-	return 0;
 }
 
 /* SHA-256 in steps of 4 MB, answering cancel between them (about 3 ms each) */
@@ -108,7 +101,7 @@ ring_server_env(MemoryContext cxt)
 
 	env.alloc = ring_palloc;
 	env.free = ring_pfree;
-	env.progress = ring_interrupts;
+	env.interrupts = &server_interrupts;
 	env.digest = ring_sha256;
 	env.ctx = cxt;
 	return env;

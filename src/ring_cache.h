@@ -54,7 +54,7 @@ extern ArrayType *ring_decoded_replicas(const decoded_ring *dr, uint32 partition
 /* SHA-256 digest of the ring's format 2 encoding (RING_DIGEST_SIZE bytes). */
 extern const uint8 *ring_decoded_digest(const decoded_ring *dr);
 
-/* The core's allocator (memory of cxt), progress callback (query cancel) and digest. */
+/* The core's allocator (memory of cxt), interrupt check (query cancel) and digest. */
 extern ring_env ring_server_env(MemoryContext cxt);
 
 /* Decode and validate a stored ring value into memory of cxt (not cached). */

@@ -271,10 +271,10 @@ ring_report_error(const ring_error *err, int format_code)
 		default:
 
 			/*
-			 * RING_EINTERNAL (a bug), RING_ECANCELED (which the server's
-			 * progress callback raises before the core can return it) and
-			 * any other: what elog(ERROR) raises, XX000 and a message not
-			 * meant for translation.
+			 * RING_EINTERNAL (a bug), RING_ECANCELED (the server's
+			 * interrupt check raises the cancel before the core can return
+			 * it) and any other: what elog(ERROR) raises, XX000 and a
+			 * message not meant for translation.
 			 */
 			sqlstate = ERRCODE_INTERNAL_ERROR;
 			break;

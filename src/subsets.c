@@ -9,7 +9,6 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -19,6 +18,7 @@
 #include "core/ringsteady.h"
 #include "core/rocksteadier.h"
 #include "core/subset_metrics.h"
+#include "module.h"
 
 /*
  * The most members a subset may have: 2^24 (a 64 MiB array).  Larger
@@ -157,15 +157,6 @@ check_algorithm_members(int32 members, uint32 limit, const char *algorithm)
 				 errdetail("A %s subset has at most %u members.", algorithm, limit)));
 }
 
-/* The subset functions' long loops answer query cancel. */
-static void
-subset_check_interrupts(void *arg)
-{
-	CHECK_FOR_INTERRUPTS();
-}
-
-static const core_interrupts subset_interrupts = {subset_check_interrupts, NULL};
-
 PG_FUNCTION_INFO_V1(rocksteadier_subset);
 Datum
 rocksteadier_subset(PG_FUNCTION_ARGS)
@@ -194,7 +185,7 @@ rocksteadier_subset(PG_FUNCTION_ARGS)
 	workspace = palloc(sizeof(uint32) * ROCKSTEADIER_WORKSPACE(lot_size));
 	rocksteadier_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							  (uint32) lot_size, (uint32 *) ARR_DATA_PTR(subset), workspace,
-							  &subset_interrupts);
+							  &server_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -218,7 +209,7 @@ random_subset(PG_FUNCTION_ARGS)
 	workspace = palloc(random_subset_workspace_bytes((uint32) a.backends, (uint32) members));
 	random_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 						(uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
-						&subset_interrupts);
+						&server_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -261,7 +252,7 @@ deterministic_subset(PG_FUNCTION_ARGS)
 	workspace = palloc(deterministic_subset_workspace_bytes((uint32) a.backends));
 	deterministic_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							   (uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
-							   &subset_interrupts);
+							   &server_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -286,7 +277,7 @@ consistent_subset(PG_FUNCTION_ARGS)
 	workspace = palloc(consistent_subset_workspace_bytes((uint32) a.backends, (uint32) members));
 	consistent_write_subset((uint32) a.frontend, (uint32) a.backends, (uint32) members,
 							(uint64) seed, (uint32 *) ARR_DATA_PTR(subset), workspace,
-							&subset_interrupts);
+							&server_interrupts);
 	pfree(workspace);
 	PG_RETURN_ARRAYTYPE_P(subset);
 }
@@ -309,14 +300,8 @@ metrics_release(void *arg, void *pointer)
 	pfree(pointer);
 }
 
-static void
-metrics_check_interrupts(void *arg)
-{
-	CHECK_FOR_INTERRUPTS();
-}
-
 static const subset_env metrics_env = {
-	metrics_allocate, metrics_release, metrics_check_interrupts, NULL
+	metrics_allocate, metrics_release, &server_interrupts, NULL
 };
 
 /*

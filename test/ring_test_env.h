@@ -1,8 +1,8 @@
 /*
  * test/ring_test_env.h
  *		The ring core's environment for the C tests: an allocator that counts
- *		and can be told to fail, a progress callback that can be told to
- *		cancel, and SHA-256 from OpenSSL's libcrypto (the server uses
+ *		and can be told to fail, an interrupt check that counts its calls and
+ *		can be told to cancel, and SHA-256 from OpenSSL's libcrypto (the server uses
  *		PostgreSQL's).  Included by one test file each.
  */
 #ifndef SUBSETTING_RING_TEST_ENV_H
@@ -22,8 +22,8 @@ typedef struct test_ctx
 	long		live;
 	long		allocs;
 	long		fail_at;		/* fail the allocation with this number (1-based), 0 never */
-	long		progress_calls;
-	long		cancel_at;		/* progress returns 1 at this call, 0 never */
+	long		interrupt_calls;
+	long		cancel_at;		/* the check returns 1 at this call, 0 never */
 } test_ctx;
 
 static void *
@@ -48,12 +48,12 @@ t_free(void *ctx, void *p)
 }
 
 static int
-t_progress(void *ctx)
+t_interrupts(void *ctx)
 {
 	test_ctx   *c = ctx;
 
-	c->progress_calls++;
-	return c->cancel_at != 0 && c->progress_calls >= c->cancel_at;
+	c->interrupt_calls++;
+	return c->cancel_at != 0 && c->interrupt_calls >= c->cancel_at;
 }
 
 /* SHA-256 from OpenSSL's libcrypto: the server uses PostgreSQL's */
@@ -65,7 +65,8 @@ t_digest(void *ctx, const uint8_t *data, size_t len, uint8_t *out)
 }
 
 static test_ctx tctx;
-static ring_env env = {t_alloc, t_free, t_progress, t_digest, &tctx};
+static const core_interrupts t_interrupt_check = {t_interrupts, &tctx};
+static ring_env env = {t_alloc, t_free, &t_interrupt_check, t_digest, &tctx};
 
 static void
 reset_ctx(void)

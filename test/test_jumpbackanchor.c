@@ -57,7 +57,7 @@ hasher_make(hasher *x, int32_t buckets, const int32_t *removed, int32_t count)
 {
 	x->memory = malloc(jump_back_anchor_memory_size(count) + 8);
 	x->status = jump_back_anchor_init(&x->h, buckets, removed, count, x->memory,
-									  NULL, NULL, &x->problem);
+									  NULL, &x->problem);
 }
 
 static void
@@ -839,7 +839,7 @@ TEST(invalid_states_are_refused)
 	hasher_make(&x, 0, out, 1);
 	CHECK(x.status == JUMP_BACK_ANCHOR_ERANGE);
 	hasher_free(&x);
-	CHECK(jump_back_anchor_init(&x.h, 5, out, JUMP_BACK_ANCHOR_MAX_REMOVED + 1, NULL, NULL, NULL, NULL) ==
+	CHECK(jump_back_anchor_init(&x.h, 5, out, JUMP_BACK_ANCHOR_MAX_REMOVED + 1, NULL, NULL, NULL) ==
 		  JUMP_BACK_ANCHOR_ELIMIT);
 
 	/* the byte form */
@@ -915,12 +915,15 @@ TEST(add_and_remove_follow_hash4j_rules)
 
 static long interrupt_checks;
 
-static void
-count_check(const void *arg)
+static int
+count_check(void *arg)
 {
 	(void) arg;
 	interrupt_checks++;
+	return 0;
 }
+
+static const core_interrupts counted_interrupts = {count_check, NULL};
 
 /*
  * Removed ids near 2^31 cost memory for their number only; a state with the
@@ -963,7 +966,7 @@ TEST(large_ids_and_the_largest_state)
 	x.memory = malloc(size);
 	interrupt_checks = 0;
 	x.status = jump_back_anchor_init(&x.h, INT32_MAX, removed, JUMP_BACK_ANCHOR_MAX_REMOVED, x.memory,
-									 count_check, NULL, NULL);
+									 &counted_interrupts, NULL);
 	CHECK(x.status == JUMP_BACK_ANCHOR_OK);
 	printf("  2^20 removals decoded into %zu bytes with %ld interrupt checks\n", size, interrupt_checks);
 	CHECK(interrupt_checks >= 16);

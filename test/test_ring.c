@@ -1709,8 +1709,8 @@ TEST(old_fingerprint_collision)
 }
 
 /*
- * The long loops of reading and showing a ring stop when the progress
- * callback says so, and leave nothing allocated.
+ * The long loops of reading and showing a ring stop when the interrupt
+ * check says so, and leave nothing allocated.
  */
 TEST(cancel_in_long_loops)
 {
@@ -1730,16 +1730,16 @@ TEST(cancel_in_long_loops)
 	CHECK(ring_to_json(&env, &r, NULL, 0, &n, &err) == RING_OK);
 	text = malloc(n);
 
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	tctx.cancel_at = 2;
 	CHECK(ring_to_json(&env, &r, NULL, 0, &n, &err) == RING_ECANCELED);
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	CHECK(ring_to_json(&env, &r, text, n, &n, &err) == RING_ECANCELED);
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	CHECK(ring_dispersion_count(&env, &r, RING_TIER_ZONE, &c, &err) == RING_ECANCELED);
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	CHECK(ring_decode_as(&env, buf, len, 1, &d, &err) == RING_ECANCELED);
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	CHECK(ring_decode_as(&env, buf, len, 0, &d, &err) == RING_ECANCELED);
 	tctx.cancel_at = 0;
 	CHECK(ring_dispersion_count(&env, &r, RING_TIER_ZONE, &c, &err) == RING_OK);
@@ -1971,12 +1971,12 @@ TEST(cancel_stops_build_and_rebalance)
 	reset_ctx();
 	tctx.cancel_at = 3;
 	CHECK(ring_core_build(&env, nodes, 64, 16, 3, 0, &r, &err) == RING_ECANCELED);
-	CHECK_EQ_INT(tctx.progress_calls, 3);
+	CHECK_EQ_INT(tctx.interrupt_calls, 3);
 	CHECK_EQ_INT(tctx.live, 0);
 	reset_ctx();
 	a = build_ok(nodes, 64, 16, 3, 0);
 	nodes[0].weight = 500;
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	tctx.cancel_at = 4;
 	CHECK(ring_core_rebalance(&env, &a, nodes, 63, 0, &r, &err) == RING_ECANCELED);
 	tctx.cancel_at = 0;

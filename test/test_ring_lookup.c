@@ -408,23 +408,23 @@ TEST(cancel_stops_batches_and_handoffs)
 
 	for (i = 0; i < count; i++)
 		keys[i] = rnd();
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	tctx.cancel_at = 2;
 	CHECK(ring_lookup_keys(&t.r, t.by_partition, keys, count, NULL, ids, &env) == RING_ECANCELED);
-	CHECK_EQ_INT(tctx.progress_calls, 2);
-	tctx.progress_calls = 0;
+	CHECK_EQ_INT(tctx.interrupt_calls, 2);
+	tctx.interrupt_calls = 0;
 	tctx.cancel_at = 0;
 	CHECK(ring_lookup_keys(&t.r, t.by_partition, keys, count, NULL, ids, &env) == RING_OK);
-	CHECK_EQ_INT(tctx.progress_calls, 3);	/* every 65536 keys */
+	CHECK_EQ_INT(tctx.interrupt_calls, 3);	/* every 65536 keys */
 
 	/* all 4000 nodes: the walk visits 65536 partitions in each of its passes */
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	tctx.cancel_at = 3;
 	CHECK(ring_handoff(&t.r, t.by_partition, &t.d, 7, 4000, ws, out, &found, &env) == RING_ECANCELED);
 	tctx.cancel_at = 0;
-	tctx.progress_calls = 0;
+	tctx.interrupt_calls = 0;
 	CHECK(ring_handoff(&t.r, t.by_partition, &t.d, 7, 4000, ws, out, &found, &env) == RING_OK);
-	CHECK(tctx.progress_calls > 3);
+	CHECK(tctx.interrupt_calls > 3);
 	CHECK(found > 3000);
 	free(keys);
 	free(ids);

@@ -814,14 +814,16 @@ test_release(void *arg, void *pointer)
 
 static int	interrupt_calls;
 
-static void
+static int
 test_interrupts(void *arg)
 {
 	(void) arg;
 	interrupt_calls++;
+	return 0;
 }
 
-static const subset_env env = {test_allocate, test_release, test_interrupts, NULL};
+static const core_interrupts test_interrupt_check = {test_interrupts, NULL};
+static const subset_env env = {test_allocate, test_release, &test_interrupt_check, NULL};
 
 static subset_job
 job_of(subset_algorithm_id id, uint32_t m, uint32_t n, uint32_t k)
@@ -1125,13 +1127,6 @@ compare_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void
-sort_test_check(const void *arg)
-{
-	(void) arg;
-	interrupt_calls++;
-}
-
 /* The interruptible sort of the measuring functions orders as qsort does. */
 TEST(interruptible_sort_orders_as_qsort)
 {
@@ -1173,9 +1168,9 @@ TEST(interruptible_sort_orders_as_qsort)
 				a[i] = b[i] = v;
 				c[i] = d[i] = (uint32_t) (v ^ (v >> 32));
 			}
-			sort_u64(a, n, sort_test_check, NULL);
+			sort_u64(a, n, &test_interrupt_check);
 			qsort(b, n, sizeof(uint64_t), compare_u64);
-			sort_u32(c, n, sort_test_check, NULL);
+			sort_u32(c, n, &test_interrupt_check);
 			qsort(d, n, sizeof(uint32_t), compare_u32);
 			CHECK_MSG(n == 0 || memcmp(a, b, sizeof(uint64_t) * n) == 0, "64-bit shape %d, %zu values", shape, n);
 			CHECK_MSG(n == 0 || memcmp(c, d, sizeof(uint32_t) * n) == 0, "32-bit shape %d, %zu values", shape, n);
@@ -1184,7 +1179,7 @@ TEST(interruptible_sort_orders_as_qsort)
 	/* the heapsort that bounds the depth */
 	for (size_t i = 0; i < most; i++)
 		a[i] = b[i] = sort_test_next() % 1000;
-	sort_u64_heapsort(a, most, sort_test_check, NULL);
+	sort_u64_heapsort(a, most, &test_interrupt_check);
 	qsort(b, most, sizeof(uint64_t), compare_u64);
 	CHECK(memcmp(a, b, sizeof(uint64_t) * most) == 0);
 	free(a);

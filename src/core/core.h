@@ -26,8 +26,8 @@
  * Checks of what a C type cannot carry (SQL NULLs, array shapes, negative
  * numbers before an unsigned conversion) are the skin's own.
  *
- * Long loops let the caller answer query cancel: see core/interrupts.h
- * (or ring_env.progress in the ring).
+ * Long loops let the caller answer query cancel through one callback,
+ * core_interrupts: see core/interrupts.h.
  */
 #ifndef SUBSETTING_CORE_CORE_H
 #define SUBSETTING_CORE_CORE_H

@@ -155,8 +155,7 @@ uniform_below(uint64_t *state, int32_t bound)
 jump_back_anchor_status
 jump_back_anchor_init(jump_back_anchor *h, int32_t buckets,
 					  const int32_t *removed, int32_t removed_count,
-					  void *memory,
-					  void (*check) (const void *), const void *arg,
+					  void *memory, const core_interrupts *ci,
 					  jump_back_anchor_problem *problem)
 {
 	int32_t		m = removed_count;
@@ -205,7 +204,7 @@ jump_back_anchor_init(jump_back_anchor *h, int32_t buckets,
 		}
 		h->entries[r] = ((uint64_t) (uint32_t) removed[r] << 32) | (uint32_t) r;
 	}
-	sort_entries(h->entries, (size_t) m, check, arg);
+	sort_entries(h->entries, (size_t) m, ci);
 	for (int32_t i = 0; i < m; i++)
 	{
 		uint64_t	bit;
@@ -240,8 +239,8 @@ jump_back_anchor_init(jump_back_anchor *h, int32_t buckets,
 		int32_t		replacement_entry;
 		int32_t		replacement;
 
-		if (check != NULL && r % CHECK_EVERY == CHECK_EVERY - 1)
-			check(arg);
+		if (r % CHECK_EVERY == CHECK_EVERY - 1)
+			core_interrupts_check(ci);
 		while (top >= 0 && (int32_t) (h->entries[top] >> 32) > n)
 			top--;
 		if (top >= 0 && (int32_t) (h->entries[top] >> 32) == n)

@@ -13,8 +13,8 @@
  *
  * This is the pure core: plain C99, no PostgreSQL header.  It never
  * allocates: the caller gives jump_back_anchor_init the memory that
- * jump_back_anchor_memory_size asks for, and an interrupt check that it calls
- * during long work (a server's check may not return).
+ * jump_back_anchor_memory_size asks for, and an interrupt check
+ * (core/interrupts.h) that it calls during long work.
  */
 #ifndef SUBSETTING_CORE_JUMPBACKANCHOR_H
 #define SUBSETTING_CORE_JUMPBACKANCHOR_H
@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interrupts.h"
 #include "jump.h"
 
 /*
@@ -83,14 +84,13 @@ extern size_t jump_back_anchor_memory_size(int32_t removed_count);
  * bytes, aligned for uint64_t; not needed when removed_count is 0).
  * Accepts what hash4j's setState accepts: 0 <= buckets, every removed
  * bucket in [0, buckets), none twice; also every bucket removed (then
- * jump_back_anchor_bucket answers -1).  check(arg), if check is not NULL, is
+ * jump_back_anchor_bucket answers -1).  ci (interrupts.h; may be NULL) is
  * called every few milliseconds of work.  On an error *problem (if not NULL)
  * says where, and *h must not be used.
  */
 extern jump_back_anchor_status jump_back_anchor_init(jump_back_anchor *h, int32_t buckets,
 													 const int32_t *removed, int32_t removed_count,
-													 void *memory,
-													 void (*check) (const void *), const void *arg,
+													 void *memory, const core_interrupts *ci,
 													 jump_back_anchor_problem *problem);
 
 /*

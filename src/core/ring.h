@@ -8,8 +8,8 @@
  * every failure in a caller's ring_error: a status code, the exact problem
  * and the facts its message needs, such as the bad value (the convention is
  * in core/core.h; the skin words the message), and calls
- * ring_env.progress from its long loops so that a server can answer query
- * cancel.
+ * ring_env.interrupts (core/interrupts.h) from its long loops so that a
+ * server can answer query cancel.
  *
  * The encoded form (what the SQL type stores after its varlena header) is
  * fixed-width little-endian and identical on every platform.  Format
@@ -72,7 +72,7 @@ typedef enum ring_status
 	RING_EINVAL,				/* invalid argument */
 	RING_ELIMIT,				/* the ring would be too large */
 	RING_ENOMEM,				/* the allocator returned NULL */
-	RING_ECANCELED,				/* the progress callback asked to stop */
+	RING_ECANCELED,				/* the interrupt check asked to stop */
 	RING_EFORMAT,				/* malformed encoded or text value */
 	RING_EINTERNAL				/* a bug: an invariant of the core failed */
 } ring_status;
@@ -130,7 +130,7 @@ typedef enum ring_problem
 
 	/* no fault of the input */
 	RING_OUT_OF_MEMORY,			/* RING_ENOMEM */
-	RING_CANCELED,				/* RING_ECANCELED: progress said stop */
+	RING_CANCELED,				/* RING_ECANCELED: interrupts said stop */
 	RING_DIGEST_FAILED,			/* RING_ECANCELED: env->digest said stop */
 	RING_NO_DIGEST_FUNCTION,	/* RING_EINTERNAL: env->digest is NULL */
 	RING_BUILDER_BROKEN,		/* RING_EINTERNAL: the builder's invariant */
@@ -231,15 +231,16 @@ typedef struct ring_error
 extern const char *ring_problem_name(ring_problem problem);
 
 /*
- * How the core gets memory and reports progress.  progress may be NULL; if it
- * returns nonzero the operation stops, frees what it allocated and returns
- * RING_ECANCELED.  (A server's callback may also not return at all.)
+ * How the core gets memory and answers query cancel.  interrupts (see
+ * core/interrupts.h; may be NULL) is called from the long loops; if its
+ * check returns nonzero the operation stops, frees what it allocated and
+ * returns RING_ECANCELED.  (A server's check does not return then.)
  */
 typedef struct ring_env
 {
 	void	   *(*alloc) (void *ctx, size_t size);
 	void		(*free) (void *ctx, void *ptr);
-	int			(*progress) (void *ctx);
+	const core_interrupts *interrupts;
 
 	/*
 	 * SHA-256 of len bytes into out (RING_DIGEST_SIZE bytes); returns 0, or
@@ -406,7 +407,7 @@ extern ring_status ring_validate(const ring_env *env, const ring *r,
 /*
  * The length of the text form (buf NULL), or the text form written into buf
  * (no terminating NUL; cap must be at least the length).  *len receives the
- * length.  Calls env->progress (the rest of env is not used).
+ * length.  Calls env->interrupts (the rest of env is not used).
  */
 extern ring_status ring_to_json(const ring_env *env, const ring *r, char *buf,
 								size_t cap, size_t *len, ring_error *err);

@@ -216,8 +216,7 @@ ring_core_build(const ring_env *env, const ring_node *nodes, uint32_t n,
 	{
 		if (x % interval == 0)
 			reshuffle(&t, &rng);
-		if (env->progress != NULL && x % PROGRESS_EVERY == 0 &&
-			env->progress(env->ctx))
+		if (x % RING_CHECK_EVERY == 0 && core_interrupts_check(env->interrupts))
 		{
 			st = ring_canceled(err);
 			goto done;

@@ -172,7 +172,7 @@ ring_validate(const ring_env *env, const ring *r, ring_error *err)
 		uint32_t	rep;
 
 		/* a ring of 2^24 partitions takes a good part of a second */
-		if (env->progress != NULL && x % 65536 == 0 && env->progress(env->ctx))
+		if (x % 65536 == 0 && core_interrupts_check(env->interrupts))
 		{
 			env->free(env->ctx, stamp);
 			return ring_canceled(err);
@@ -283,7 +283,7 @@ read_body(const ring_env *env, const uint8_t *p, const ring_header *h,
 		for (i = 0; i < slots; i++, p += 2)
 		{
 			/* the transpose: 2^26 scattered stores at most */
-			if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
+			if (i % 65536 == 0 && core_interrupts_check(env->interrupts))
 				return ring_canceled(err);
 			out->assignment[(size_t) (i & mask) * h->replicas + (i >> h->part_power)] =
 				(uint16_t) (p[0] | (p[1] << 8));

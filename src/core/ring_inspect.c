@@ -64,7 +64,7 @@ ring_core_node_stats(const ring_env *env, const ring *r, ring_node_stat *stats,
 	}
 	for (i = 0; i < slots; i++)
 	{
-		if (i % 1048576 == 0 && env->progress != NULL && env->progress(env->ctx))
+		if (i % 1048576 == 0 && core_interrupts_check(env->interrupts))
 		{
 			env->free(env->ctx, quota);
 			return ring_canceled(err);
@@ -108,7 +108,7 @@ ring_dispersion_count(const ring_env *env, const ring *r, ring_tier tier,
 	{
 		uint32_t	rep;
 
-		if (x % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
+		if (x % 65536 == 0 && core_interrupts_check(env->interrupts))
 		{
 			ring_domains_free(env, &d);
 			env->free(env->ctx, stamp);

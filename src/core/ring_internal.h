@@ -35,7 +35,7 @@
 /* Set err (if not NULL) to code, problem and facts; returns code. */
 extern ring_status ring_fail(ring_error *err, ring_status code,
 							 ring_problem problem, ring_facts facts);
-/* ring_fail of RING_ENOMEM or RING_ECANCELED (the progress callback). */
+/* ring_fail of RING_ENOMEM or RING_ECANCELED (the interrupt check). */
 extern ring_status ring_out_of_memory(ring_error *err);
 extern ring_status ring_canceled(ring_error *err);
 

@@ -134,8 +134,7 @@ ring_to_json(const ring_env *env, const ring *r, char *buf, size_t cap,
 		for (x = 0; x < parts; x++)
 		{
 			/* 2^26 ids at most: hundreds of megabytes of text */
-			if (x % 65536 == 0 && env != NULL && env->progress != NULL &&
-				env->progress(env->ctx))
+			if (x % 65536 == 0 && env != NULL && core_interrupts_check(env->interrupts))
 				return ring_canceled(err);
 			if (buf == NULL)
 			{
@@ -477,7 +476,7 @@ read_assignment(parser *p)
 			if (p->nids - start >= ((size_t) 1 << RING_MAX_PART_POWER))
 				return perr(p, RING_SYNTAX_ROW_TOO_LONG);
 			/* the text of the largest ring takes seconds to read */
-			if (p->nids % 65536 == 0 && p->env->progress != NULL && p->env->progress(p->env->ctx))
+			if (p->nids % 65536 == 0 && core_interrupts_check(p->env->interrupts))
 				return ring_canceled(p->err);
 			if ((st = read_int(p, INT32_MIN, INT32_MAX, &v, RING_FIELD_ASSIGNED_NODE)) != RING_OK)
 				return st;
@@ -648,7 +647,7 @@ make_ring(const ring_env *env, parser *p, const ring_fields *f, ring *out,
 	{
 		int32_t		idx = ring_find_node(out, p->ids[i]);
 
-		if (i % 65536 == 0 && env->progress != NULL && env->progress(env->ctx))
+		if (i % 65536 == 0 && core_interrupts_check(env->interrupts))
 		{
 			ring_free(env, out);
 			return ring_canceled(err);

@@ -68,8 +68,7 @@ ring_lookup_keys_prefetching(const ring *r, const uint16_t *by_partition,
 			RING_PREFETCH(ahead);
 			RING_PREFETCH(ahead + R - 1);
 		}
-		if ((i & 65535) == 65535 && env != NULL && env->progress != NULL &&
-			env->progress(env->ctx))
+		if ((i & 65535) == 65535 && env != NULL && core_interrupts_check(env->interrupts))
 			return RING_ECANCELED;
 		x = (uint32_t) (keys[i] >> shift);
 		if (partitions != NULL)
@@ -312,8 +311,8 @@ ring_handoff(const ring *r, const uint16_t *by_partition, const ring_domains *d,
 				break;
 			if (pass_done(d, pass, nodes_used, zones_used, regions_used))
 				break;
-			if (++walked % 4096 == 0 && env != NULL && env->progress != NULL &&
-				env->progress(env->ctx))
+			if (++walked % 4096 == 0 && env != NULL &&
+				core_interrupts_check(env->interrupts))
 				return RING_ECANCELED;
 			for (rep = 0; rep < R; rep++)
 			{

@@ -37,8 +37,8 @@ extern void ring_lookup_transpose(const ring *r, uint16_t *by_partition);
  * of the keys RING_LOOKUP_PREFETCH_DISTANCE places ahead are prefetched, so
  * that the cache misses of a large ring overlap instead of queueing (not for
  * an assignment of at most RING_LOOKUP_CACHED_BYTES, which stays in cache).
- * env may be NULL; if not, env->progress (if set) is called every 65536
- * keys, and RING_ECANCELED returned if it asks to stop.
+ * env may be NULL; if not, env->interrupts is called every 65536 keys, and
+ * RING_ECANCELED returned if it asks to stop.
  */
 extern ring_status ring_lookup_keys(const ring *r, const uint16_t *by_partition,
 									const uint64_t *keys, size_t count,
@@ -75,7 +75,7 @@ extern size_t ring_handoff_workspace_size(const ring_domains *d);
  * the partition and no node twice.  Node indexes go to out[0 .. *found - 1];
  * *found < count when no further node can be found.  Reads at most
  * 3 * min(2^part_power, 65536) * R assignment entries.  env may be NULL; if
- * not, env->progress (if set) is called every 4096 partitions walked.
+ * not, env->interrupts is called every 4096 partitions walked.
  */
 extern ring_status ring_handoff(const ring *r, const uint16_t *by_partition,
 								const ring_domains *d, uint32_t partition,

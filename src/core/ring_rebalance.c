@@ -193,8 +193,8 @@ move_pass(const ring_env *env, rebal *b, uint8_t *touched, uint64_t key,
 		uint32_t	start;
 
 		/* a relay may try REFILL_TRIES partitions: check each time */
-		if (env->progress != NULL && (relay || i % PROGRESS_EVERY == 0) &&
-			env->progress(env->ctx))
+		if ((relay || i % RING_CHECK_EVERY == 0) &&
+			core_interrupts_check(env->interrupts))
 			return ring_canceled(err);
 		if (touched[x])
 			continue;
@@ -262,7 +262,7 @@ typedef struct rebalance
 static int
 canceled(const rebalance *rb)
 {
-	return rb->env->progress != NULL && rb->env->progress(rb->env->ctx);
+	return core_interrupts_check(rb->env->interrupts);
 }
 
 /* The sorted node table, the tree and its quotas, the working arrays. */
@@ -319,7 +319,7 @@ carry_over(rebalance *rb)
 	}
 	for (s = 0; s < slots; s++)
 	{
-		if (s % (PROGRESS_EVERY * 256) == 0 && canceled(rb))
+		if (s % (RING_CHECK_EVERY * 256) == 0 && canceled(rb))
 			return ring_canceled(rb->err);
 		assign[s] = rb->map[ring_slot_at(old, s)];
 		if (assign[s] == FREE_SLOT)
@@ -351,7 +351,7 @@ free_crowded(rebalance *rb)
 		uint32_t	worst = UINT32_MAX;
 		int64_t		worst_excess = INT64_MIN;
 
-		if (x % (PROGRESS_EVERY * 4) == 0 && canceled(rb))
+		if (x % (RING_CHECK_EVERY * 4) == 0 && canceled(rb))
 			return ring_canceled(rb->err);
 		if (rb->touched[x])
 			continue;
@@ -463,7 +463,7 @@ fill_free_slots(rebalance *rb)
 	{
 		uint32_t	x = ring_permute(i, pp, rb->key);
 
-		if (i % (PROGRESS_EVERY * 4) == 0 && canceled(rb))
+		if (i % (RING_CHECK_EVERY * 4) == 0 && canceled(rb))
 			return ring_canceled(rb->err);
 		if (!rb->touched[x])
 			continue;

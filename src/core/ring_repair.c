@@ -224,8 +224,7 @@ repair_bfs(const ring_env *env, rebal *b, repair *rp, const uint8_t *touched,
 		{
 			uint32_t	x = ring_permute(i, pp, key);
 
-			if (env->progress != NULL && i % PROGRESS_EVERY == 0 &&
-				env->progress(env->ctx))
+			if (i % RING_CHECK_EVERY == 0 && core_interrupts_check(env->interrupts))
 				return -1;
 			if (touched[x])
 				continue;

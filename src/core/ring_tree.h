@@ -30,7 +30,9 @@
 #include "core/ring.h"
 
 #define FIX_BITS 36
-#define PROGRESS_EVERY 4096
+
+/* steps between calls of env->interrupts in the loops of a build or rebalance */
+#define RING_CHECK_EVERY 4096
 
 /* ---- allocation bookkeeping ---- */
 

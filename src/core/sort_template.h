@@ -11,12 +11,13 @@
  * Include it with SORT_NAME (the function to define) and SORT_TYPE (an
  * unsigned integer type) defined; it defines
  *
- *	static void SORT_NAME(SORT_TYPE *a, size_t n,
- *						  void (*check) (const void *), const void *arg);
+ *	static void SORT_NAME(SORT_TYPE *a, size_t n, const core_interrupts *ci);
  *
- * which calls check(arg) if check is not NULL, and undefines both macros.
+ * which calls ci (interrupts.h; may be NULL), and undefines both macros.
  */
 #include <stddef.h>
+
+#include "interrupts.h"
 
 #define SORT_SMALL 16
 #define SORT_CHECK_EVERY 65536
@@ -72,25 +73,25 @@ SORT_FN(sift) (SORT_TYPE *a, size_t root, size_t n)
 }
 
 static void
-SORT_FN(heapsort) (SORT_TYPE *a, size_t n, void (*check) (const void *), const void *arg)
+SORT_FN(heapsort) (SORT_TYPE *a, size_t n, const core_interrupts *ci)
 {
 	for (size_t i = n / 2; i-- > 0;)
 	{
-		if (check != NULL && i % SORT_CHECK_EVERY == 0)
-			check(arg);
+		if (i % SORT_CHECK_EVERY == 0)
+			core_interrupts_check(ci);
 		SORT_FN(sift) (a, i, n);
 	}
 	for (size_t i = n; i-- > 1;)
 	{
-		if (check != NULL && i % SORT_CHECK_EVERY == 0)
-			check(arg);
+		if (i % SORT_CHECK_EVERY == 0)
+			core_interrupts_check(ci);
 		SORT_FN(swap) (a, 0, i);
 		SORT_FN(sift) (a, 0, i);
 	}
 }
 
 static void
-SORT_FN(intro) (SORT_TYPE *a, size_t n, int depth, void (*check) (const void *), const void *arg)
+SORT_FN(intro) (SORT_TYPE *a, size_t n, int depth, const core_interrupts *ci)
 {
 	while (n > SORT_SMALL)
 	{
@@ -99,11 +100,11 @@ SORT_FN(intro) (SORT_TYPE *a, size_t n, int depth, void (*check) (const void *),
 					j;
 		SORT_TYPE	pivot;
 
-		if (check != NULL && n >= SORT_CHECK_EVERY)
-			check(arg);
+		if (n >= SORT_CHECK_EVERY)
+			core_interrupts_check(ci);
 		if (depth-- == 0)
 		{
-			SORT_FN(heapsort) (a, n, check, arg);
+			SORT_FN(heapsort) (a, n, ci);
 			return;
 		}
 		/* a[0] <= a[mid] <= a[n - 1], and a[mid] is the pivot */
@@ -138,13 +139,13 @@ SORT_FN(intro) (SORT_TYPE *a, size_t n, int depth, void (*check) (const void *),
 		/* recurse into the smaller part, loop on the larger */
 		if (j + 1 < n - (j + 1))
 		{
-			SORT_FN(intro) (a, j + 1, depth, check, arg);
+			SORT_FN(intro) (a, j + 1, depth, ci);
 			a += j + 1;
 			n -= j + 1;
 		}
 		else
 		{
-			SORT_FN(intro) (a + j + 1, n - (j + 1), depth, check, arg);
+			SORT_FN(intro) (a + j + 1, n - (j + 1), depth, ci);
 			n = j + 1;
 		}
 	}
@@ -152,13 +153,13 @@ SORT_FN(intro) (SORT_TYPE *a, size_t n, int depth, void (*check) (const void *),
 }
 
 static void
-SORT_NAME(SORT_TYPE *a, size_t n, void (*check) (const void *), const void *arg)
+SORT_NAME(SORT_TYPE *a, size_t n, const core_interrupts *ci)
 {
 	int			depth = 0;
 
 	for (size_t m = n; m > 1; m >>= 1)
 		depth += 2;
-	SORT_FN(intro) (a, n, depth, check, arg);
+	SORT_FN(intro) (a, n, depth, ci);
 }
 
 #undef SORT_FN

@@ -264,23 +264,11 @@ open_job(const subset_job *job, const subset_env *env, job_state *state)
 }
 
 /*
- * Called before each frontend's subset (each of the two of subset_churn) and
- * as the sorts go: one subset costs at most O(N) (a deterministic shuffle of
- * up to 2^24 backends), a fraction of a second within the limits.
+ * env->interrupts is called before each frontend's subset (each of the two
+ * of subset_churn) and as the sorts go: one subset costs at most O(N) (a
+ * deterministic shuffle of up to 2^24 backends), a fraction of a second
+ * within the limits, and a sort of millions of values up to a second.
  */
-static inline void
-check_interrupts(const subset_env *env)
-{
-	if (env->check_interrupts != NULL)
-		env->check_interrupts(env->arg);
-}
-
-/* check_interrupts for the sorts, which may take a second for millions of values */
-static void
-sort_check(const void *env)
-{
-	check_interrupts((const subset_env *) env);
-}
 
 static inline const uint32_t *
 generate(job_state *state, uint32_t frontend)
@@ -310,7 +298,7 @@ subset_measure_balance(const subset_job *job, const subset_env *env, subset_bala
 	{
 		const uint32_t *subset;
 
-		check_interrupts(env);
+		core_interrupts_check(env->interrupts);
 		subset = generate(&state, m);
 		for (uint32_t i = 0; i < state.count; i++)
 			connections[subset[i]]++;
@@ -356,14 +344,14 @@ subset_measure_diversity(const subset_job *job, const subset_env *env, subset_di
 	{
 		uint64_t	h = UINT64_C(0x6A09E667F3BCC908);
 
-		check_interrupts(env);
+		core_interrupts_check(env->interrupts);
 		generate(&state, m);
-		sort_u32(state.subset, state.count, sort_check, env);
+		sort_u32(state.subset, state.count, env->interrupts);
 		for (uint32_t i = 0; i < state.count; i++)
 			h = splitmix64_mix(h + state.subset[i] + SPLITMIX64_GAMMA);
 		hashes[m] = h;
 	}
-	sort_u64(hashes, job->frontends, sort_check, env);
+	sort_u64(hashes, job->frontends, env->interrupts);
 	result->distinct_subsets = 0;
 	result->largest_group = 0;
 	for (uint32_t m = 0; m < job->frontends; m++)
@@ -429,11 +417,11 @@ subset_measure_churn(const subset_job *before, const subset_job *after, const su
 				   *new_subset;
 		uint32_t	dropped = 0;
 
-		check_interrupts(env);
+		core_interrupts_check(env->interrupts);
 		new_subset = generate(&new_state, m);
 		for (uint32_t i = 0; i < new_state.count; i++)
 			stamp[new_subset[i]] = m + 1;
-		check_interrupts(env);	/* a subset may take a good part of a second */
+		core_interrupts_check(env->interrupts);	/* a subset may take a good part of a second */
 		old_subset = generate(&old_state, m);
 		for (uint32_t i = 0; i < old_state.count; i++)
 			dropped += stamp[old_subset[i]] != m + 1;
@@ -470,9 +458,9 @@ subset_measure_spread(const subset_job *job, uint32_t restart_width, const subse
 		uint32_t	worst = 0;
 		uint32_t	first = 0;
 
-		check_interrupts(env);
+		core_interrupts_check(env->interrupts);
 		generate(&state, m);
-		sort_u32(state.subset, state.count, sort_check, env);
+		sort_u32(state.subset, state.count, env->interrupts);
 
 		/*
 		 * The window [a_i, a_i + w), clipped to [0, N), lies in a window of

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interrupts.h"
 #include "rocksteadier.h"
 
 typedef enum subset_algorithm_id
@@ -52,8 +53,8 @@ typedef struct subset_env
 {
 	void	   *(*allocate) (void *arg, size_t bytes);	/* NULL: out of memory */
 	void		(*release) (void *arg, void *pointer);
-	void		(*check_interrupts) (void *arg);	/* may be NULL */
-	void	   *arg;
+	const core_interrupts *interrupts;	/* may be NULL; see interrupts.h */
+	void	   *arg;			/* of allocate and release */
 } subset_env;
 
 /* Return codes. */

@@ -98,7 +98,7 @@ main(int argc, char **argv)
 				continue;
 			random_removed(n, removed, count, &state);
 			memory = malloc(jump_back_anchor_memory_size(count) + 8);
-			if (jump_back_anchor_init(&h, n, removed, count, memory, NULL, NULL, NULL) != JUMP_BACK_ANCHOR_OK)
+			if (jump_back_anchor_init(&h, n, removed, count, memory, NULL, NULL) != JUMP_BACK_ANCHOR_OK)
 				return 1;
 			for (int k = 0; k < rounds; k++)
 			{
@@ -128,7 +128,7 @@ main(int argc, char **argv)
 		{
 			double		start = bench_now_ns();
 
-			if (jump_back_anchor_init(&h, INT32_MAX, removed, count, memory, NULL, NULL, NULL) != JUMP_BACK_ANCHOR_OK)
+			if (jump_back_anchor_init(&h, INT32_MAX, removed, count, memory, NULL, NULL) != JUMP_BACK_ANCHOR_OK)
 				return 1;
 			samples[k] = (bench_now_ns() - start) / 1e6;
 		}

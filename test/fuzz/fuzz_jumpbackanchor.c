@@ -123,7 +123,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	memory = allocate(jump_back_anchor_memory_size(count));
-	status = jump_back_anchor_init(&h, buckets, removed, count, memory, NULL, NULL, &problem);
+	status = jump_back_anchor_init(&h, buckets, removed, count, memory, NULL, &problem);
 	if (expect_range)
 		REQUIRE(status == JUMP_BACK_ANCHOR_ERANGE && problem.position >= 0 && problem.position < count &&
 				removed[problem.position] == problem.bucket);
@@ -184,7 +184,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{
 			after_memory = allocate(jump_back_anchor_memory_size(new_count));
 			REQUIRE(jump_back_anchor_init(&after, new_buckets, removed, new_count, after_memory,
-										  NULL, NULL, NULL) == JUMP_BACK_ANCHOR_OK);
+										  NULL, NULL) == JUMP_BACK_ANCHOR_OK);
 			for (int k = 0; k < 64; k++)
 			{
 				uint64_t	key = (uint64_t) k * UINT64_C(0xD1B54A32D192ED03) + mode;

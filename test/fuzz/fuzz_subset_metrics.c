@@ -90,14 +90,16 @@ env_release(void *arg, void *pointer)
 	free(pointer);
 }
 
-static void
+static int
 env_interrupts(void *arg)
 {
 	((fuzz_env_state *) arg)->interrupts++;
+	return 0;
 }
 
 static fuzz_env_state env_state;
-static subset_env env = {env_allocate, env_release, env_interrupts, &env_state};
+static const core_interrupts env_interrupt_check = {env_interrupts, &env_state};
+static subset_env env = {env_allocate, env_release, &env_interrupt_check, &env_state};
 
 static void
 env_reset(uint64_t fail_at)
@@ -231,7 +233,7 @@ measure(measure_call run, const void *arguments, void *result, size_t result_siz
 		free(scratch);
 		return status;
 	}
-	if (env.check_interrupts != NULL)
+	if (env.interrupts != NULL)
 		REQUIRE(env_state.interrupts >= least_interrupts);
 	allocations = env_state.allocations;
 	if (fail_choice != 0 && allocations > 0)
@@ -613,7 +615,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			restart_width = UINT32_MAX;
 			break;
 	}
-	env.check_interrupts = flags & 2 ? NULL : env_interrupts;
+	env.interrupts = flags & 2 ? NULL : &env_interrupt_check;
 
 	after = job;
 	after.frontends = chosen(after_choices, after_frontends, 64, SUBSET_METRICS_MAX_FRONTENDS);

@@ -1,159 +1,36 @@
 /*
- * src/buckets.c
- *		SQL functions that map a key to one of n buckets: jumpbackhash and
- *		jumphash of a bigint key, the stable 64-bit key hash xxh3_64 of text,
- *		bytea and uuid keys, and the jumpbackhash and jumphash overloads that
- *		take those keys; jumpbackanchorhash (JumpBackHash with removals of any
- *		bucket, as hash4j) of the same keys, with the functions that convert
- *		its state between its two forms and add and remove buckets.
+ * src/jumpbackanchor_sql.c
+ *		SQL functions of JumpBackAnchorHash (JumpBackHash with removals of
+ *		any bucket, as hash4j): jumpbackanchorhash of bigint, text, bytea and
+ *		uuid keys, given a set of buckets in either of its two forms; the
+ *		conversions between the forms (jumpbackanchorhash_state,
+ *		_buckets, _removed); adding and removing buckets
+ *		(jumpbackanchorhash_add_bucket, jumpbackanchorhash_remove_bucket).
+ *
+ * The work is done by the pure core (src/core/jumpbackanchor.c); a text,
+ * bytea or uuid key is placed by its xxh3_64 (key_hash.h).
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "utils/array.h"
-#include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/uuid.h"
 
-#include "core/jump.h"
 #include "core/jumpbackanchor.h"
 #include "int4_array.h"
 #include "key_hash.h"
-
-static inline void
-check_buckets(int32 buckets)
-{
-	if (buckets < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("number of buckets must be at least 1, got %d", buckets)));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackhash);
-Datum
-jumpbackhash(PG_FUNCTION_ARGS)
-{
-	uint64		key = (uint64) PG_GETARG_INT64(0);
-	int32		buckets = PG_GETARG_INT32(1);
-
-	check_buckets(buckets);
-	PG_RETURN_INT32(jump_back_hash(key, buckets));
-}
-
-PG_FUNCTION_INFO_V1(jumphash);
-Datum
-jumphash(PG_FUNCTION_ARGS)
-{
-	uint64		key = (uint64) PG_GETARG_INT64(0);
-	int32		buckets = PG_GETARG_INT32(1);
-
-	check_buckets(buckets);
-	PG_RETURN_INT32(jump_consistent_hash(key, buckets));
-}
+#include "module.h"
 
 /*
- * xxh3_64(text), xxh3_64(bytea) and xxh3_64(uuid): one SQL name, three C
- * functions named after the SQL name and the argument type.
- */
-PG_FUNCTION_INFO_V1(xxh3_64_text);
-Datum
-xxh3_64_text(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT64((int64) key_hash_text(PG_GETARG_TEXT_PP(0)));
-}
-
-PG_FUNCTION_INFO_V1(xxh3_64_bytea);
-Datum
-xxh3_64_bytea(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT64((int64) key_hash_bytea(PG_GETARG_BYTEA_PP(0)));
-}
-
-PG_FUNCTION_INFO_V1(xxh3_64_uuid);
-Datum
-xxh3_64_uuid(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT64((int64) key_hash_uuid(PG_GETARG_UUID_P(0)));
-}
-
-/*
- * jumpbackhash(x, buckets) and jumphash(x, buckets) of a text, bytea or uuid
- * key x: the same as of the bigint xxh3_64(x).  The number of buckets is
- * checked before the key is hashed.
- */
-PG_FUNCTION_INFO_V1(jumpbackhash_text);
-Datum
-jumpbackhash_text(PG_FUNCTION_ARGS)
-{
-	int32		buckets = PG_GETARG_INT32(1);
-
-	check_buckets(buckets);
-	PG_RETURN_INT32(jump_back_hash(key_hash_text(PG_GETARG_TEXT_PP(0)), buckets));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackhash_bytea);
-Datum
-jumpbackhash_bytea(PG_FUNCTION_ARGS)
-{
-	int32		buckets = PG_GETARG_INT32(1);
-
-	check_buckets(buckets);
-	PG_RETURN_INT32(jump_back_hash(key_hash_bytea(PG_GETARG_BYTEA_PP(0)), buckets));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackhash_uuid);
-Datum
-jumpbackhash_uuid(PG_FUNCTION_ARGS)
-{
-	int32		buckets = PG_GETARG_INT32(1);
-
-	check_buckets(buckets);
-	PG_RETURN_INT32(jump_back_hash(key_hash_uuid(PG_GETARG_UUID_P(0)), buckets));
-}
-
-PG_FUNCTION_INFO_V1(jumphash_text);
-Datum
-jumphash_text(PG_FUNCTION_ARGS)
-{
-	int32		buckets = PG_GETARG_INT32(1);
-
-	check_buckets(buckets);
-	PG_RETURN_INT32(jump_consistent_hash(key_hash_text(PG_GETARG_TEXT_PP(0)), buckets));
-}
-
-PG_FUNCTION_INFO_V1(jumphash_bytea);
-Datum
-jumphash_bytea(PG_FUNCTION_ARGS)
-{
-	int32		buckets = PG_GETARG_INT32(1);
-
-	check_buckets(buckets);
-	PG_RETURN_INT32(jump_consistent_hash(key_hash_bytea(PG_GETARG_BYTEA_PP(0)), buckets));
-}
-
-PG_FUNCTION_INFO_V1(jumphash_uuid);
-Datum
-jumphash_uuid(PG_FUNCTION_ARGS)
-{
-	int32		buckets = PG_GETARG_INT32(1);
-
-	check_buckets(buckets);
-	PG_RETURN_INT32(jump_consistent_hash(key_hash_uuid(PG_GETARG_UUID_P(0)), buckets));
-}
-
-/*
- * JumpBackAnchorHash.  A set of buckets comes in two forms: (buckets,
- * removed), hash4j's historicMaxNumBuckets and its stack of removed buckets
- * oldest first, or state, the bytes of hash4j's getState().  Both are checked
- * whole (range, repeats, limit) before any use.  A lookup decodes its set
- * once per call site and keeps it in fn_extra with a copy of the argument's
- * bytes; the next call compares the bytes (or, where the argument is a
- * constant of the expression, trusts it) and decodes again only if they
- * differ.
+ * A set of buckets comes in two forms: (buckets, removed), hash4j's
+ * historicMaxNumBuckets and its stack of removed buckets oldest first, or
+ * state, the bytes of hash4j's getState().  Both are checked whole (range,
+ * repeats, limit) before any use.  A lookup decodes its set once per call
+ * site and keeps it in fn_extra with a copy of the argument's bytes; the
+ * next call compares the bytes (or, where the argument is a constant of the
+ * expression, trusts it) and decodes again only if they differ.
  */
 
 /* Where the removed buckets of an error come from, for its messages. */
@@ -173,12 +50,6 @@ typedef struct anchor_cache
 	void	   *memory;
 	jump_back_anchor h;
 } anchor_cache;
-
-static void
-anchor_check_interrupts(const void *arg)
-{
-	CHECK_FOR_INTERRUPTS();
-}
 
 static void
 anchor_too_many(int64 count)
@@ -310,7 +181,7 @@ anchor_decode(jump_back_anchor *h, void **memory, int32 buckets, const int32 *re
 		anchor_too_many(count);
 	*memory = count > 0 ? palloc(jump_back_anchor_memory_size(count)) : NULL;
 	status = jump_back_anchor_init(h, buckets, removed, count, *memory,
-								   anchor_check_interrupts, NULL, &problem);
+								   &server_interrupts, &problem);
 	anchor_report(status, &problem, buckets, count, form);
 }
 
@@ -451,61 +322,33 @@ anchor_bucket(FunctionCallInfo fcinfo, anchor_form form, uint64 key)
 	return -1;
 }
 
-PG_FUNCTION_INFO_V1(jumpbackanchorhash);
-Datum
-jumpbackanchorhash(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_LIST, (uint64) PG_GETARG_INT64(0)));
+/*
+ * jumpbackanchorhash(key, buckets, removed) and jumpbackanchorhash(key,
+ * state), C functions list_name and state_name, of the key that key_expr
+ * reads from argument 0.
+ */
+#define ANCHOR_KEY_FUNCTIONS(list_name, state_name, key_expr) \
+PG_FUNCTION_INFO_V1(list_name); \
+Datum \
+list_name(PG_FUNCTION_ARGS) \
+{ \
+	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_LIST, (key_expr))); \
+} \
+\
+PG_FUNCTION_INFO_V1(state_name); \
+Datum \
+state_name(PG_FUNCTION_ARGS) \
+{ \
+	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_STATE, (key_expr))); \
 }
 
-PG_FUNCTION_INFO_V1(jumpbackanchorhash_text);
-Datum
-jumpbackanchorhash_text(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_LIST, key_hash_text(PG_GETARG_TEXT_PP(0))));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackanchorhash_bytea);
-Datum
-jumpbackanchorhash_bytea(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_LIST, key_hash_bytea(PG_GETARG_BYTEA_PP(0))));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackanchorhash_uuid);
-Datum
-jumpbackanchorhash_uuid(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_LIST, key_hash_uuid(PG_GETARG_UUID_P(0))));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackanchorhash_bigint_state);
-Datum
-jumpbackanchorhash_bigint_state(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_STATE, (uint64) PG_GETARG_INT64(0)));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackanchorhash_text_state);
-Datum
-jumpbackanchorhash_text_state(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_STATE, key_hash_text(PG_GETARG_TEXT_PP(0))));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackanchorhash_bytea_state);
-Datum
-jumpbackanchorhash_bytea_state(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_STATE, key_hash_bytea(PG_GETARG_BYTEA_PP(0))));
-}
-
-PG_FUNCTION_INFO_V1(jumpbackanchorhash_uuid_state);
-Datum
-jumpbackanchorhash_uuid_state(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(anchor_bucket(fcinfo, ANCHOR_STATE, key_hash_uuid(PG_GETARG_UUID_P(0))));
-}
+ANCHOR_KEY_FUNCTIONS(jumpbackanchorhash, jumpbackanchorhash_bigint_state, (uint64) PG_GETARG_INT64(0))
+ANCHOR_KEY_FUNCTIONS(jumpbackanchorhash_text, jumpbackanchorhash_text_state,
+					 key_hash_text(PG_GETARG_TEXT_PP(0)))
+ANCHOR_KEY_FUNCTIONS(jumpbackanchorhash_bytea, jumpbackanchorhash_bytea_state,
+					 key_hash_bytea(PG_GETARG_BYTEA_PP(0)))
+ANCHOR_KEY_FUNCTIONS(jumpbackanchorhash_uuid, jumpbackanchorhash_uuid_state,
+					 key_hash_uuid(PG_GETARG_UUID_P(0)))
 
 /*
  * A set read from the arguments for a conversion or a change: its buckets,
