@@ -1,6 +1,7 @@
 /*
  * src/module.c
- *		The module's one PG_MODULE_MAGIC, and its settings.
+ *		The module's one magic block (PG_MODULE_MAGIC, with its name and version
+ *		where the server knows them: src/compat.h), and its settings.
  */
 #include "postgres.h"
 
@@ -10,7 +11,7 @@
 #include "compat.h"
 #include "module.h"
 
-PG_MODULE_MAGIC;
+SUBSETTING_MODULE_MAGIC;
 
 /* Declared PGDLLEXPORT by compat.h (fmgr.h from PostgreSQL 16 on). */
 void
