@@ -59,7 +59,7 @@ CREATE FUNCTION pg_temp.describe(t regclass) RETURNS SETOF text LANGUAGE sql AS 
               FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = t
     UNION ALL SELECT format('column %s %s not null %s default %s statistics %s options %s collation %s comment %s acl %s',
                             a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
-                            pg_get_expr(d.adbin, d.adrelid), a.attstattarget,
+                            pg_get_expr(d.adbin, d.adrelid), coalesce(a.attstattarget, -1),	-- the default: NULL from 17 on
                             array(SELECT o FROM unnest(a.attoptions) AS o WHERE o NOT LIKE 'pg_attver=%'), a.attcollation::regcollation,
                             col_description(t, a.attnum), a.attacl)
               FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
