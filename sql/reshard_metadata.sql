@@ -5,6 +5,8 @@
 -- targets and objects, column options, comments, replica identity,
 -- publications.  The partitions are the same tables, their indexes and
 -- foreign keys attached again, not duplicated.  The parent's OID changes.
+-- expected/reshard_metadata_1.out is PostgreSQL 18's: its NOT NULL
+-- constraints are rows of pg_constraint, and the owner holds MAINTAIN (17).
 --
 SET client_min_messages = error;
 \set SHOW_CONTEXT never
