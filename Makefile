@@ -128,7 +128,12 @@ ISOLATION = \
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
-PG_CPPFLAGS = -I$(srcdir)/src
+# The release's version: the control file's default_version as a semantic
+# version (1.1 gives 1.1.0).  The library carries it in its magic block
+# (src/compat.h, PostgreSQL 18 on); make dist names the archive with it.
+DISTVERSION = $(if $(word 3,$(subst ., ,$(EXTVERSION))),$(EXTVERSION),$(EXTVERSION).0)
+
+PG_CPPFLAGS = -I$(srcdir)/src -DSUBSETTING_VERSION='"$(DISTVERSION)"'
 # Export only what the server looks up by name (src/compat.h says how).
 PG_CFLAGS = -fvisibility=hidden
 
@@ -144,6 +149,8 @@ sql/subsetting--1.1--1.2.sql: sql/src/updates/subsetting--1.1--1.2.sql $(SQL_SOU
 
 # PGXS knows no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/*.h src/core/*.h)
+# ... and the magic block when the version changes.
+src/module.o src/module.bc: $(srcdir)/$(EXTENSION).control
 
 # The SQL skin (src/*.c, not src/core) starts with src/compat.h: the version
 # shims and the export markings apply to every file of it, new ones too.
@@ -163,9 +170,8 @@ bench:
 # `make dist`: the release archive $(EXTENSION)-$(DISTVERSION).zip of the
 # files committed at HEAD (git archive), under the directory
 # $(EXTENSION)-$(DISTVERSION)/, written into DIST_DIR (default: here).  Its
-# version is the control file's default_version as a semantic version (1.1
-# gives 1.1.0), as META.json says (test/run-build-tests checks both).
-DISTVERSION = $(if $(word 3,$(subst ., ,$(EXTVERSION))),$(EXTVERSION),$(EXTVERSION).0)
+# version is DISTVERSION (above), as META.json says (test/run-build-tests
+# checks both).
 DIST_DIR = .
 dist:
 	@git -C $(srcdir) diff --quiet HEAD -- || \

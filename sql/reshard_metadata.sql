@@ -5,6 +5,8 @@
 -- targets and objects, column options, comments, replica identity,
 -- publications.  The partitions are the same tables, their indexes and
 -- foreign keys attached again, not duplicated.  The parent's OID changes.
+-- expected/reshard_metadata_1.out is PostgreSQL 18's: its NOT NULL
+-- constraints are rows of pg_constraint, and the owner holds MAINTAIN (17).
 --
 SET client_min_messages = error;
 \set SHOW_CONTEXT never
@@ -59,7 +61,7 @@ CREATE FUNCTION pg_temp.describe(t regclass) RETURNS SETOF text LANGUAGE sql AS 
               FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = t
     UNION ALL SELECT format('column %s %s not null %s default %s statistics %s options %s collation %s comment %s acl %s',
                             a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
-                            pg_get_expr(d.adbin, d.adrelid), a.attstattarget,
+                            pg_get_expr(d.adbin, d.adrelid), coalesce(a.attstattarget, -1),	-- the default: NULL from 17 on
                             array(SELECT o FROM unnest(a.attoptions) AS o WHERE o NOT LIKE 'pg_attver=%'), a.attcollation::regcollation,
                             col_description(t, a.attnum), a.attacl)
               FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum

@@ -3,10 +3,12 @@
  *		The one place for differences between PostgreSQL major versions, and
  *		for what the module exports.
  *
- * The extension is built and tested with PostgreSQL 15 only; it refuses
- * older versions (it calls MarkGUCPrefixReserved, new in 15).  Newer ones
- * are not tested: the shims below for 16 and 17 follow their headers but
- * are never compiled here.
+ * The extension is built and tested with PostgreSQL 15 (Debian's packages)
+ * and 18 (built from source by test/build-postgresql); test/run-all-tests
+ * runs every suite on both.  It refuses older versions (it calls
+ * MarkGUCPrefixReserved, new in 15).  PostgreSQL 16 and 17 are not built or
+ * tested here: the shims below that change at 16 or 17 are compiled only as
+ * 18 takes them, never with the headers of 16 or 17 themselves.
  *
  * The Makefile compiles each file of the SQL skin (the .c files of src/)
  * with this header included first (-include), so a new file gets it without
@@ -15,7 +17,7 @@
  * pg_finfo_ records, Pg_magic_func and _PG_init), never the names of the
  * core (ring_free, jump_back_hash, ...), which would otherwise share the
  * server's namespace with every other library it loads.
- * test/run-symbol-tests checks the exports against the SQL scripts.  The
+ * test/run-build-tests checks the exports against the SQL scripts.  The
  * files of the core (src/core) see no PostgreSQL header, this one included.
  */
 #ifndef SUBSETTING_COMPAT_H
@@ -26,7 +28,38 @@
 #include "fmgr.h"
 
 #if PG_VERSION_NUM < 150000
-#error "subsetting needs PostgreSQL 15 or later (it is built and tested with 15)"
+#error "subsetting needs PostgreSQL 15 or later (it is built and tested with 15 and 18)"
+#endif
+
+/*
+ * VARDATA_ANY, VARSIZE_ANY_EXHDR and the other varlena macros: in varatt.h
+ * from PostgreSQL 16 on, which postgres.h no longer includes.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/*
+ * A function that does not return: PostgreSQL 18 writes pg_noreturn before
+ * the declaration and has no pg_attribute_noreturn() any more; before 18,
+ * pg_attribute_noreturn() is the same attribute (GCC and Clang accept it
+ * there too).
+ */
+#if PG_VERSION_NUM < 180000
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
+/*
+ * The module's magic block (src/module.c): from PostgreSQL 18 on with the
+ * module's name and version, which pg_get_loaded_modules() shows.
+ * SUBSETTING_VERSION is the release's version, from the control file (the
+ * Makefile defines it).
+ */
+#ifdef PG_MODULE_MAGIC_EXT
+#define SUBSETTING_MODULE_MAGIC \
+	PG_MODULE_MAGIC_EXT(.name = "subsetting", .version = SUBSETTING_VERSION)
+#else
+#define SUBSETTING_MODULE_MAGIC PG_MODULE_MAGIC
 #endif
 
 /*

@@ -1,7 +1,8 @@
 /*
  * src/module.c
- *		The module's one PG_MODULE_MAGIC, its settings, and the core's
- *		interrupt check on the server.
+ *		The module's one magic block (PG_MODULE_MAGIC, with its name and version
+ *		where the server knows them: src/compat.h), its settings, and the
+ *		core's interrupt check on the server.
  */
 #include "postgres.h"
 
@@ -12,7 +13,7 @@
 #include "compat.h"
 #include "module.h"
 
-PG_MODULE_MAGIC;
+SUBSETTING_MODULE_MAGIC;
 
 /* Raises query cancel (and the like) if one is pending; else goes on. */
 static int

@@ -13,6 +13,6 @@
  * RING_EFORMAT, format_code: 22P02 for text input, 22P03 for binary input,
  * XX001 for a stored value), the message from its problem and facts.
  */
-extern void ring_report_error(const ring_error *err, int format_code) pg_attribute_noreturn();
+pg_noreturn extern void ring_report_error(const ring_error *err, int format_code);
 
 #endif							/* SUBSETTING_RING_ERRORS_H */

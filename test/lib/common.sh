@@ -4,21 +4,45 @@
 #	temporary directory, on a Unix socket only).  Source it; do not run it.
 
 PROJECT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PG_MAJOR=15
-# The PostgreSQL to build for and test against; PG_CONFIG picks another one.
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
-PG_BINDIR=$("$PG_CONFIG" --bindir)
-export PG_CONFIG
+# The PostgreSQL of Debian 12's packages: the default one.
+DEBIAN_PG_MAJOR=15
+# PATH as it was before use_postgresql put a PostgreSQL's programs first.
+SUBSETTING_PATH_BEFORE_PG=${SUBSETTING_PATH_BEFORE_PG:-$PATH}
+export SUBSETTING_PATH_BEFORE_PG
 
-# Debian packages the project builds, tests and benchmarks with.
+# use_postgresql PG_CONFIG
+#	The PostgreSQL the scripts build for and test against: sets and exports
+#	PG_CONFIG, sets PG_BINDIR (its programs: initdb, pg_ctl, postgres) and
+#	PG_MAJOR (its major version, e.g. 18), and puts PG_BINDIR first on PATH,
+#	so that psql, pg_dump, pgbench and the rest are that PostgreSQL's, never
+#	whatever else is on PATH.  Called here with $PG_CONFIG, or Debian's 15;
+#	test/run-all-tests calls it again for each version it tests.  Before
+#	that PostgreSQL is installed, PG_BINDIR and PG_MAJOR are empty.
+use_postgresql() {
+	PG_CONFIG=$1
+	export PG_CONFIG
+	PG_BINDIR=$("$PG_CONFIG" --bindir 2>/dev/null) || PG_BINDIR=
+	PG_MAJOR=$("$PG_CONFIG" --version 2>/dev/null | sed -nE 's/^PostgreSQL ([0-9]+).*/\1/p')
+	PATH=${PG_BINDIR:+$PG_BINDIR:}$SUBSETTING_PATH_BEFORE_PG
+	export PATH
+}
+use_postgresql "${PG_CONFIG:-/usr/lib/postgresql/$DEBIAN_PG_MAJOR/bin/pg_config}"
+
+# Debian packages the project builds, tests and benchmarks with (IPC::Run for
+# the TAP tests, Swift for the handoff test and the benchmarks).
 PROJECT_PACKAGES=(
-	"postgresql-$PG_MAJOR" "postgresql-client-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
+	"postgresql-$DEBIAN_PG_MAJOR" "postgresql-client-$DEBIAN_PG_MAJOR" "postgresql-server-dev-$DEBIAN_PG_MAJOR"
 	make gcc clang-14 llvm-14 libclang-rt-14-dev valgrind binutils git procps
 	gnuplot-nox
 	libxxhash-dev xxhash python3-xxhash
 	libssl-dev
 	python3-swift
+	libipc-run-perl
 )
+
+# Packages test/build-postgresql needs to build PostgreSQL 18 from source,
+# with ICU and its TAP test modules (IPC::Run).
+POSTGRESQL_BUILD_PACKAGES=(bison flex zlib1g-dev libicu-dev pkg-config bzip2 perl libipc-run-perl)
 
 # install_missing_packages [PACKAGE...]
 #	Installs whatever of the packages (default: PROJECT_PACKAGES) is missing
@@ -118,7 +142,7 @@ cluster_start() {
 cluster_psql() {
 	local dir=$1
 	shift
-	psql -X -h "$dir" -p 5432 -U postgres "$@"
+	"$PG_BINDIR/psql" -X -h "$dir" -p 5432 -U postgres "$@"
 }
 
 # cluster_stop DIR: stops the cluster in DIR, if it runs, and removes DIR.
