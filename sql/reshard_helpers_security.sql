@@ -81,7 +81,13 @@ UPDATE key_mode SET mode = 'escalate';
 SELECT * FROM reshard_check('by_function');
 SELECT * FROM reshard_dry_run('by_function');
 UPDATE key_mode SET mode = 'alter role';
-SELECT * FROM reshard_check('by_function');
+DO $$
+BEGIN
+    PERFORM FROM reshard_check('by_function');
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE NOTICE 'ALTER ROLE refused (%)', SQLSTATE;	-- the message differs by version
+END
+$$;
 SELECT current_user, rolsuper FROM pg_roles WHERE rolname = 'regress_helper_owner';
 
 -- Through a user-defined operator in the key, likewise.
