@@ -99,6 +99,7 @@ REGRESS = \
 	reshard_hash \
 	reshard_anchor \
 	reshard_helpers_security \
+	reshard_constraints \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

@@ -201,6 +201,16 @@ BEGIN
     IF p.relispartition THEN
         RAISE EXCEPTION 'cannot reshard %, it is a partition itself', parent USING ERRCODE = 'feature_not_supported';
     END IF;
+    -- A NOT NULL constraint NOT VALID (PostgreSQL 18): rows may hold NULLs,
+    -- which the new partition, created LIKE the parent, would refuse.
+    SELECT string_agg(quote_ident(c.conname), ', ') INTO bad
+    FROM pg_constraint c WHERE c.conrelid = parent AND c.contype = 'n' AND NOT c.convalidated;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, its NOT NULL constraint % is not valid', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Rows may hold NULLs that the partitions of the resharded table would refuse.',
+                  HINT = format('Validate it first: ALTER TABLE %s VALIDATE CONSTRAINT %s.', parent, bad);
+    END IF;
     IF EXISTS (SELECT FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
                WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
                  AND d.refobjid = parent AND d.deptype IN ('a', 'i')) THEN
@@ -320,6 +330,18 @@ BEGIN
                 USING ERRCODE = 'datatype_mismatch',
                       DETAIL = 'A partition has the parent''s columns, with the same names, types, collations and NOT NULL.',
                       HINT = 'Create it with CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+        END IF;
+        -- PostgreSQL attaches a partition only if it has every CHECK
+        -- constraint of the parent.
+        SELECT string_agg(quote_ident(pc.conname), ', ') INTO bad
+        FROM pg_constraint pc
+        WHERE pc.conrelid = parent AND pc.contype = 'c'
+          AND pg_get_constraintdef(pc.oid) NOT IN
+              (SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c WHERE c.conrelid = rels[i] AND c.contype = 'c');
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'table % lacks the check constraint % of %', rels[i], bad, parent
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Give the partition exactly the parent''s columns, defaults, constraints and indexes, e.g. CREATE TABLE ... (LIKE parent INCLUDING ALL).';
         END IF;
         SELECT string_agg(x, ', ') INTO bad FROM (
             SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = rels[i] AND NOT tgisinternal

@@ -12,3 +12,9 @@ DROP FUNCTION reshard_check(regclass);
 \ir ../resharding/reshard_check.sql
 DROP FUNCTION reshard_dry_run(regclass, int);
 \ir ../resharding/reshard_dry_run.sql
+
+-- Resharding refuses before it copies anything a table whose NOT NULL
+-- constraint is not valid (PostgreSQL 18), and a new partition without
+-- every CHECK constraint of the parent.
+DROP PROCEDURE reshard_prepare(regclass, text, regclass, jsonb);
+\ir ../resharding/reshard_prepare.sql
