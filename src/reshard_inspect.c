@@ -140,9 +140,10 @@ partition_counts(FunctionCallInfo fcinfo, const char *queries, Oid parent, Datum
 	for (uint64 i = 0; i < partitions; i++)
 	{
 		HeapTuple	tuple = layout->vals[i];
+		bool		partition_null;
 		bool		bucket_null;
 		bool		query_null;
-		Datum		partition = SPI_getbinval(tuple, layout->tupdesc, 1, &query_null);
+		Datum		partition = SPI_getbinval(tuple, layout->tupdesc, 1, &partition_null);
 		Datum		bucket = SPI_getbinval(tuple, layout->tupdesc, 2, &bucket_null);
 		Datum		query = SPI_getbinval(tuple, layout->tupdesc, 3, &query_null);
 		int64		rows;
