@@ -23,21 +23,14 @@ use strict;
 use warnings FATAL => 'all';
 
 use IPC::Run;
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $ROWS = 30000;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
 
-# A server of the test's own, UTF-8, with the extension's library loadable.
-sub new_server
-{
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(extra => [ '--encoding=UTF8', '--locale=C.UTF-8' ]);
-	$node->start;
-	return $node;
-}
+my $ROWS = 30000;
 
 my $coordinator = new_server('coordinator');
 my @shards = map { new_server("shard$_") } 0 .. 3;

@@ -9,25 +9,20 @@
 use strict;
 use warnings FATAL => 'all';
 
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
 
 my $PYTHON = '/usr/bin/python3';
 $ENV{PGCLIENTENCODING} = 'UTF8';
 
-my $node = PostgreSQL::Test::Cluster->new('encodings');
-$node->init(extra => [ '--encoding=UTF8', '--locale=C.UTF-8' ]);
-$node->start;
+my $node = new_server('encodings');
 
 # sql(DATABASE, QUERY): the result, unaligned; an error shows as its message.
-sub sql
-{
-	my ($db, $query) = @_;
-	my ($out, $err);
-	$node->psql($db, $query, stdout => \$out, stderr => \$err);
-	return $err ne '' ? $err : $out;
-}
+sub sql { return result_or_error($node, @_) }
 
 # xxh3(TEXT): the signed XXH3-64 of the bytes of TEXT, by python3-xxhash.
 sub xxh3

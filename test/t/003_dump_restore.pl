@@ -11,22 +11,17 @@ use strict;
 use warnings FATAL => 'all';
 
 use IPC::Run;
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('dump_restore');
-$node->init(extra => [ '--encoding=UTF8', '--locale=C.UTF-8' ]);
-$node->start;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
+
+my $node = new_server('dump_restore');
 
 # sql(DATABASE, QUERY): the result, unaligned; an error shows as its message.
-sub sql
-{
-	my ($db, $query) = @_;
-	my ($out, $err);
-	$node->psql($db, $query, stdout => \$out, stderr => \$err);
-	return $err ne '' ? $err : $out;
-}
+sub sql { return result_or_error($node, @_) }
 
 is(sql('postgres', 'CREATE DATABASE original') . sql('postgres', 'CREATE DATABASE restored')
 	  . sql('postgres', 'CREATE DATABASE rerouted'),

@@ -24,14 +24,15 @@
 use strict;
 use warnings FATAL => 'all';
 
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
 use Time::HiRes qw(time);
 
-my $node = PostgreSQL::Test::Cluster->new('cancel');
-$node->init(extra => [ '--encoding=UTF8', '--locale=C.UTF-8' ]);
-$node->start;
+my $node = new_server('cancel');
 
 # Nodes for the rings: 65,535 (the most a ring holds) in 1,000 zones and 10
 # regions, as arrays; the same with nodes 1 .. 1,000 removed and every weight

@@ -16,16 +16,16 @@
 use strict;
 use warnings FATAL => 'all';
 
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
 use Time::HiRes qw(time);
 
 my $started = time;
-my $node = PostgreSQL::Test::Cluster->new('ring_memory');
-$node->init(extra => [ '--encoding=UTF8', '--locale=C.UTF-8' ]);
-$node->append_conf('postgresql.conf', "shared_buffers = 16MB\njit = off\n");
-$node->start;
+my $node = new_server('ring_memory', "shared_buffers = 16MB\njit = off\n");
 
 is($node->safe_psql('postgres', q{
 CREATE EXTENSION subsetting;

@@ -10,9 +10,12 @@
 use strict;
 use warnings FATAL => 'all';
 
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
 
 my $PYTHON = '/usr/bin/python3';
 
@@ -28,9 +31,7 @@ if ($missing ne '')
 my $seed = $ENV{SUBSETTING_HANDOFF_SEED} // int(rand(1 << 30));
 note "seed $seed (SUBSETTING_HANDOFF_SEED=$seed repeats this run)";
 
-my $node = PostgreSQL::Test::Cluster->new('handoff');
-$node->init(extra => [ '--encoding=UTF8', '--locale=C.UTF-8' ]);
-$node->start;
+my $node = new_server('handoff');
 
 # Twelve random rings, and each rebalanced with a third of its nodes drained
 # (weight 0: they keep partitions until later rebalances move them all).
