@@ -13,6 +13,8 @@ OBJS = \
 	src/ring_cache.o \
 	src/ring_errors.o \
 	src/reshard_inspect.o \
+	src/reshard_capture.o \
+	src/reshard_engine.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \
@@ -74,7 +76,16 @@ SQL_SOURCES = \
 	sql/src/resharding/reshard_add_partition.sql \
 	sql/src/resharding/reshard_remove_partition.sql \
 	sql/src/resharding/reshard_dry_run.sql \
-	sql/src/resharding/reshard_check.sql
+	sql/src/resharding/reshard_check.sql \
+	sql/src/resharding/reshard_state.sql \
+	sql/src/resharding/reshard_progress.sql \
+	sql/src/resharding/reshard_capture.sql \
+	sql/src/resharding/reshard_row_image_hash.sql \
+	sql/src/resharding/reshard_phase_setup.sql \
+	sql/src/resharding/reshard_phase_copy.sql \
+	sql/src/resharding/reshard_phase_apply.sql \
+	sql/src/resharding/reshard_phase_verify.sql \
+	sql/src/resharding/reshard_engine_prepare.sql
 
 # Released scripts, never edited; the current version's full script and its
 # update script are assembled from sql/src/.

@@ -18,3 +18,15 @@ DROP FUNCTION reshard_dry_run(regclass, int);
 -- every CHECK constraint of the parent.
 DROP PROCEDURE reshard_prepare(regclass, text, regclass, jsonb);
 \ir ../resharding/reshard_prepare.sql
+
+-- 1.2's resharding engine (work in progress): its state, its progress view,
+-- the change log's trigger, and its phases.
+\ir ../resharding/reshard_state.sql
+\ir ../resharding/reshard_progress.sql
+\ir ../resharding/reshard_capture.sql
+\ir ../resharding/reshard_row_image_hash.sql
+\ir ../resharding/reshard_phase_setup.sql
+\ir ../resharding/reshard_phase_copy.sql
+\ir ../resharding/reshard_phase_apply.sql
+\ir ../resharding/reshard_phase_verify.sql
+\ir ../resharding/reshard_engine_prepare.sql

@@ -1,0 +1,53 @@
+-- sql/src/resharding/reshard_phase_copy.sql
+--	reshard_phase_copy: the copy of one old partition into the shadows (internal)
+
+-- As the table's owner, in a REPEATABLE READ transaction: copies the rows of
+-- the next old partition into the tables of their new buckets, and deletes
+-- the log entries of that partition that the same snapshot sees (their
+-- effect is in the copy).  Returns the state with the counts.
+CREATE FUNCTION reshard_phase_copy(s reshard_state) RETURNS reshard_state
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    source oid;
+    cols text;
+    b int;
+    n bigint;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'repeatable read' THEN
+        RAISE EXCEPTION 'reshard_phase_copy must run in a repeatable read transaction';
+    END IF;
+    LOOP
+        s.sources_copied := s.sources_copied + 1;
+        IF s.sources_copied > cardinality(s.sources) THEN
+            s.phase := 'catch up';
+            RETURN s;
+        END IF;
+        source := s.sources[s.sources_copied];
+        EXIT WHEN source IS NOT NULL;
+    END LOOP;
+    SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
+    FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped AND attgenerated = '';
+    FOR b IN 0 .. s.new_buckets - 1 LOOP
+        CONTINUE WHEN s.shadows[b + 1] IS NULL;
+        -- Adding, the rows of an old partition stay in its bucket or go to
+        -- the new one; removing, the removed partition's go anywhere.
+        CONTINUE WHEN NOT (b + 1 = s.sources_copied OR b = s.bucket AND s.operation = 'add'
+                           OR s.operation = 'remove' AND source = s.partition);
+        EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s = %s',
+                       s.shadows[b + 1]::regclass, cols, cols, source::regclass, s.new_bucket_sql, b);
+        GET DIAGNOSTICS n = ROW_COUNT;
+        s.rows_copied := s.rows_copied + n;
+        IF b <> s.sources_copied - 1 THEN
+            s.rows_to_move := s.rows_to_move + n;
+        END IF;
+    END LOOP;
+    EXECUTE format('DELETE FROM %s WHERE partition = $1', s.log::regclass) USING source;
+    RETURN s;
+END
+$function$;
+REVOKE ALL ON FUNCTION reshard_phase_copy(reshard_state) FROM PUBLIC;
+
+COMMENT ON FUNCTION reshard_phase_copy(reshard_state) IS
+'resharding, copy: the rows of the next old partition into the tables of their new buckets (internal)';

@@ -1,0 +1,42 @@
+-- sql/src/resharding/reshard_state.sql
+--	reshard_state: one row per resharding, written by the engine (internal)
+
+-- Written only by the engine, in transactions of its own, as the
+-- extension's owner; read through reshard_progress.  Sources, shadows and
+-- buckets are indexed by bucket + 1 (the old layout's and the new one's).
+CREATE TABLE reshard_state (
+    parent oid PRIMARY KEY,              -- the table, as it was when the call began
+    parent_name text NOT NULL,           -- schema-qualified, quoted
+    operation text NOT NULL CHECK (operation IN ('add', 'remove')),
+    partition oid NOT NULL,              -- the new partition, or the removed one
+    bucket int NOT NULL,                 -- its bucket
+    method text NOT NULL,
+    key text NOT NULL,                   -- the key expression, as sharding_layout writes it
+    old_buckets int NOT NULL,
+    new_buckets int NOT NULL,
+    new_bucket_sql text NOT NULL,        -- a row's new bucket (columns unqualified)
+    new_partition_by text NOT NULL,      -- the new parent's PARTITION BY
+    new_bound text NOT NULL,             -- a partition's bound, format() with the bucket
+    sources oid[] NOT NULL,              -- the old partitions, by old bucket
+    shadows oid[] NOT NULL,              -- the table filled for each new bucket
+    new_parent oid,
+    log oid,
+    log_sequence oid,
+    phase text NOT NULL CHECK (phase IN ('capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'done', 'undo')),
+    rows_total bigint NOT NULL DEFAULT 0,
+    rows_to_move bigint NOT NULL DEFAULT 0,
+    rows_copied bigint NOT NULL DEFAULT 0,
+    rows_verified bigint NOT NULL DEFAULT 0,
+    sources_copied int NOT NULL DEFAULT 0,   -- how many of the sources the copy is done with
+    changes_applied bigint NOT NULL DEFAULT 0,
+    cutover_attempts int NOT NULL DEFAULT 0,
+    started timestamptz NOT NULL DEFAULT now(),
+    last_progress timestamptz NOT NULL DEFAULT now(),
+    backend_pid int NOT NULL DEFAULT pg_catalog.pg_backend_pid(),
+    backend_start timestamptz NOT NULL,
+    error text
+);
+REVOKE ALL ON reshard_state FROM PUBLIC;
+
+COMMENT ON TABLE reshard_state IS
+'one row per resharding, as far as it got (internal; read reshard_progress)';

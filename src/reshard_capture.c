@@ -1,0 +1,233 @@
+/*
+ * src/reshard_capture.c
+ *		The change log of an online resharding (docs/resharding-engine.md):
+ *		the trigger that appends each write to an old partition to the log,
+ *		and the hash of a row's binary image that the verification sums.
+ *
+ * Both are internal: the trigger function is created by the engine on the
+ * old partitions and nobody may execute it or create a trigger with it
+ * (its EXECUTE is revoked from PUBLIC); the writers of the table write the
+ * log without any privilege on it, so that nobody can write an entry the
+ * table's own writes did not make.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tupconvert.h"
+#include "access/heapam.h"
+#include "commands/sequence.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
+#include "nodes/makefuncs.h"
+#include "nodes/parsenodes.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+#include "compat.h"
+#include "reshard_capture.h"
+
+/*
+ * The log's columns: seq bigint, partition oid, op "char", old_row and
+ * new_row (of the parent's row type).
+ */
+#define LOG_COLUMNS 5
+#define LOG_OLD_ROW 3
+
+/* What a trigger's calls in one statement share (fn_extra). */
+typedef struct capture_cache
+{
+	Oid			partition;		/* the relation the trigger is on */
+	Oid			log;
+	Oid			sequence;
+	TupleDesc	row_desc;		/* the parent's row type */
+	TupleConversionMap *map;	/* partition -> parent row type, or NULL */
+} capture_cache;
+
+static Oid
+trigger_oid_argument(Trigger *trigger, int i)
+{
+	return DatumGetObjectId(DirectFunctionCall1(oidin, CStringGetDatum(trigger->tgargs[i])));
+}
+
+static capture_cache *
+capture_cache_for(FunctionCallInfo fcinfo, TriggerData *data, Relation log)
+{
+	capture_cache *cache = (capture_cache *) fcinfo->flinfo->fn_extra;
+	Oid			partition = RelationGetRelid(data->tg_relation);
+
+	if (cache == NULL || cache->partition != partition || cache->log != RelationGetRelid(log))
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		TupleDesc	log_desc = RelationGetDescr(log);
+		Form_pg_attribute row_column = TupleDescAttr(log_desc, LOG_OLD_ROW);
+
+		if (log_desc->natts != LOG_COLUMNS || !type_is_rowtype(row_column->atttypid))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("relation %s is not a resharding change log", RelationGetRelationName(log))));
+		cache = palloc0(sizeof(capture_cache));
+		cache->partition = partition;
+		cache->log = RelationGetRelid(log);
+		cache->sequence = trigger_oid_argument(data->tg_trigger, 1);
+		cache->row_desc = lookup_rowtype_tupdesc_copy(row_column->atttypid, -1);
+		cache->map = convert_tuples_by_name(RelationGetDescr(data->tg_relation), cache->row_desc);
+		MemoryContextSwitchTo(old);
+		fcinfo->flinfo->fn_extra = cache;
+	}
+	return cache;
+}
+
+/* A row of the partition as a datum of the parent's row type (detoasted). */
+static Datum
+row_image(capture_cache *cache, HeapTuple tuple)
+{
+	if (cache->map != NULL)
+		tuple = execute_attr_map_tuple(tuple, cache->map);
+	return heap_copy_tuple_as_datum(tuple, cache->row_desc);
+}
+
+PG_FUNCTION_INFO_V1(reshard_capture);
+
+/*
+ * AFTER INSERT OR UPDATE OR DELETE FOR EACH ROW on an old partition, with
+ * the log's OID and its sequence's OID as arguments: appends (seq,
+ * partition, op, old row, new row).  TRUNCATE (a statement trigger) is refused: the shadows
+ * hold copies of the partition's rows mixed with others'.
+ */
+Datum
+reshard_capture(PG_FUNCTION_ARGS)
+{
+	TriggerData *data = (TriggerData *) fcinfo->context;
+	TriggerEvent event;
+	Relation	log;
+	capture_cache *cache;
+	Datum		values[LOG_COLUMNS];
+	bool		nulls[LOG_COLUMNS] = {false, false, false, true, true};
+	char		op;
+	HeapTuple	entry;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || data->tg_trigger->tgnargs != 2 ||
+		!TRIGGER_FIRED_AFTER(data->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("reshard_capture must be an AFTER trigger with two arguments")));
+	event = data->tg_event;
+	if (TRIGGER_FIRED_BY_TRUNCATE(event))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("cannot truncate %s while its table is being resharded",
+						RelationGetRelationName(data->tg_relation)),
+				 errhint("Delete the rows, or wait until the resharding ends (see reshard_progress).")));
+	if (!TRIGGER_FIRED_FOR_ROW(event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("reshard_capture must be a row trigger, or a TRUNCATE trigger")));
+
+	log = table_open(trigger_oid_argument(data->tg_trigger, 0), RowExclusiveLock);
+	cache = capture_cache_for(fcinfo, data, log);
+	if (TRIGGER_FIRED_BY_INSERT(event))
+	{
+		op = 'i';
+		values[LOG_OLD_ROW + 1] = row_image(cache, data->tg_trigtuple);
+		nulls[LOG_OLD_ROW + 1] = false;
+	}
+	else if (TRIGGER_FIRED_BY_DELETE(event))
+	{
+		op = 'd';
+		values[LOG_OLD_ROW] = row_image(cache, data->tg_trigtuple);
+		nulls[LOG_OLD_ROW] = false;
+	}
+	else
+	{
+		op = 'u';
+		values[LOG_OLD_ROW] = row_image(cache, data->tg_trigtuple);
+		values[LOG_OLD_ROW + 1] = row_image(cache, data->tg_newtuple);
+		nulls[LOG_OLD_ROW] = nulls[LOG_OLD_ROW + 1] = false;
+	}
+	values[0] = Int64GetDatum(nextval_internal(cache->sequence, false));
+	values[1] = ObjectIdGetDatum(cache->partition);
+	values[2] = CharGetDatum(op);
+	entry = heap_form_tuple(RelationGetDescr(log), values, nulls);
+	simple_heap_insert(log, entry);
+	heap_freetuple(entry);
+	table_close(log, NoLock);
+	return PointerGetDatum(NULL);
+}
+
+PG_FUNCTION_INFO_V1(reshard_row_image_hash);
+
+/*
+ * A 64-bit hash of a row's binary image: its columns' values as stored
+ * (detoasted), in column order, dropped columns skipped.  Two rows of
+ * different row types with the same columns hash alike when their values
+ * are the same bytes; no output function, no session setting is involved.
+ */
+Datum
+reshard_row_image_hash(PG_FUNCTION_ARGS)
+{
+	HeapTupleHeader row = PG_GETARG_HEAPTUPLEHEADER(0);
+	TupleDesc	desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row),
+											  HeapTupleHeaderGetTypMod(row));
+	HeapTupleData tuple;
+	uint64		hash = 0;
+	int			i;
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = row;
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute column = TupleDescAttr(desc, i);
+		bool		isnull;
+		Datum		value;
+		uint64		h;
+
+		if (column->attisdropped)
+			continue;
+		value = heap_getattr(&tuple, i + 1, desc, &isnull);
+		h = isnull ? UINT64CONST(0x9e3779b97f4a7c15)
+			: (uint64) datum_image_hash(value, column->attbyval, column->attlen);
+		/* hash_combine64, with a 64-bit mix of the 32-bit image hash */
+		h *= UINT64CONST(0xff51afd7ed558ccd);
+		h ^= h >> 33;
+		hash ^= h + UINT64CONST(0x49a0f4dd15e5a8e3) + (hash << 54) + (hash >> 7);
+	}
+	ReleaseTupleDesc(desc);
+	PG_RETURN_INT64((int64) hash);
+}
+
+/*
+ * Starts capturing the writes to an old partition: an internal row trigger
+ * for its inserts, updates and deletes, and one that refuses TRUNCATE.
+ * Internal triggers (as those of foreign keys) need no privilege on the
+ * function, are not dumped, and go with the partition.
+ */
+void
+reshard_capture_start(Oid partition, Oid log, Oid sequence, Oid function)
+{
+	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
+	char	   *log_arg = psprintf("%u", log);
+	char	   *sequence_arg = psprintf("%u", sequence);
+
+	stmt->trigname = "reshard_capture";
+	stmt->funcname = list_make1(makeString(get_func_name(function)));
+	stmt->args = list_make2(makeString(log_arg), makeString(sequence_arg));
+	stmt->row = true;
+	stmt->timing = TRIGGER_TYPE_AFTER;
+	stmt->events = TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
+	CreateTrigger(stmt, NULL, partition, InvalidOid, InvalidOid, InvalidOid,
+				  function, InvalidOid, NULL, true, false);
+
+	stmt = copyObject(stmt);
+	stmt->trigname = "reshard_refuse_truncate";
+	stmt->row = false;
+	stmt->events = TRIGGER_TYPE_TRUNCATE;
+	CreateTrigger(stmt, NULL, partition, InvalidOid, InvalidOid, InvalidOid,
+				  function, InvalidOid, NULL, true, false);
+}
