@@ -85,6 +85,7 @@ SQL_SOURCES = \
 	sql/src/resharding/reshard_phase_copy.sql \
 	sql/src/resharding/reshard_phase_apply.sql \
 	sql/src/resharding/reshard_phase_verify.sql \
+	sql/src/resharding/reshard_phase_cutover.sql \
 	sql/src/resharding/reshard_engine_prepare.sql
 
 # Released scripts, never edited; the current version's full script and its

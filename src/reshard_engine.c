@@ -184,6 +184,31 @@ start_capture(engine *e)
 	table_owner_leave(&owner);
 }
 
+/*
+ * ACCESS EXCLUSIVE on the parent, the old partitions, the tables filled and
+ * the new parent, as the owner, parent first.  Work in progress: one
+ * attempt, no time budget yet.
+ */
+static void
+lock_for_cutover(engine *e)
+{
+	table_owner_context owner;
+	Datum		arg = e->state;
+	Oid			argtype = HeapTupleHeaderGetTypeId(DatumGetHeapTupleHeader(e->state));
+
+	table_owner_enter(e->parent, &owner);
+	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.format('LOCK TABLE %%s IN ACCESS EXCLUSIVE MODE',"
+									   " pg_catalog.string_agg(r::pg_catalog.regclass::text, ', ' ORDER BY o))"
+									   " FROM (SELECT ($1::%s.reshard_state).*) AS s,"
+									   " LATERAL unnest(ARRAY[s.parent] || s.sources || s.shadows || s.new_parent)"
+									   "   WITH ORDINALITY AS u(r, o) WHERE r IS NOT NULL", e->schema),
+							  1, &argtype, &arg, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1 ||
+		SPI_execute(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not lock the table for the cutover");
+	table_owner_leave(&owner);
+}
+
 PG_FUNCTION_INFO_V1(reshard_engine_prepare);
 
 /*
@@ -269,6 +294,10 @@ reshard_engine_prepare(PG_FUNCTION_ARGS)
 	next_transaction(true);
 	run_phase(&e, "reshard_phase_apply(reshard_state,bigint)", true, PG_INT64_MAX);
 	run_phase(&e, "reshard_phase_verify(reshard_state)", false, 0);
+	next_transaction(false);
+	lock_for_cutover(&e);
+	run_phase(&e, "reshard_phase_apply(reshard_state,bigint)", true, PG_INT64_MAX);
+	run_phase(&e, "reshard_phase_cutover(reshard_state)", false, 0);
 	SPI_commit();
 	SPI_finish();
 	PG_RETURN_VOID();

@@ -29,4 +29,5 @@ DROP PROCEDURE reshard_prepare(regclass, text, regclass, jsonb);
 \ir ../resharding/reshard_phase_copy.sql
 \ir ../resharding/reshard_phase_apply.sql
 \ir ../resharding/reshard_phase_verify.sql
+\ir ../resharding/reshard_phase_cutover.sql
 \ir ../resharding/reshard_engine_prepare.sql
