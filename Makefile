@@ -74,7 +74,8 @@ SQL_SOURCES = \
 	sql/src/resharding/reshard_add_partition.sql \
 	sql/src/resharding/reshard_remove_partition.sql \
 	sql/src/resharding/reshard_dry_run.sql \
-	sql/src/resharding/reshard_check.sql
+	sql/src/resharding/reshard_check.sql \
+	sql/src/resharding/reshard_takeover_sql.sql
 
 # Released scripts, never edited; the current version's full script and its
 # update script are assembled from sql/src/.

@@ -18,3 +18,7 @@ DROP FUNCTION reshard_dry_run(regclass, int);
 -- every CHECK constraint of the parent.
 DROP PROCEDURE reshard_prepare(regclass, text, regclass, jsonb);
 \ir ../resharding/reshard_prepare.sql
+
+-- The cutover of 1.2's resharding engine: the statements that put a shadow
+-- table in the place of the partition it replaces.
+\ir ../resharding/reshard_takeover_sql.sql
