@@ -101,6 +101,7 @@ REGRESS = \
 	reshard_anchor \
 	reshard_helpers_security \
 	reshard_constraints \
+	reshard_takeover \
 	partition_hash \
 	ringsteady \
 	rocksteadier \
