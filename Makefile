@@ -86,7 +86,8 @@ SQL_SOURCES = \
 	sql/src/resharding/reshard_phase_apply.sql \
 	sql/src/resharding/reshard_phase_verify.sql \
 	sql/src/resharding/reshard_phase_cutover.sql \
-	sql/src/resharding/reshard_engine_prepare.sql
+	sql/src/resharding/reshard_engine_prepare.sql \
+	sql/src/resharding/reshard_takeover_sql.sql
 
 # Released scripts, never edited; the current version's full script and its
 # update script are assembled from sql/src/.
@@ -112,6 +113,7 @@ REGRESS = \
 	reshard_anchor \
 	reshard_helpers_security \
 	reshard_constraints \
+	reshard_takeover \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

@@ -11,6 +11,7 @@ CREATE ROLE regress_subsetting_user;
 
 SET ROLE regress_subsetting_user;
 SELECT jumpbackhash_operator_classes_ddl(3, 'public', '$libdir/subsetting');
+SELECT reshard_takeover_sql('pg_class', 'pg_type');
 -- what it may run, it runs
 SELECT jumpbackhash(42, 16);
 RESET ROLE;

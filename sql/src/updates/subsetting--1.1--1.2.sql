@@ -31,3 +31,6 @@ DROP PROCEDURE reshard_prepare(regclass, text, regclass, jsonb);
 \ir ../resharding/reshard_phase_verify.sql
 \ir ../resharding/reshard_phase_cutover.sql
 \ir ../resharding/reshard_engine_prepare.sql
+-- The cutover of 1.2's resharding engine: the statements that put a shadow
+-- table in the place of the partition it replaces.
+\ir ../resharding/reshard_takeover_sql.sql
