@@ -2,7 +2,8 @@
 test/bench/report.py
 	Writes the performance report from the measurements test/run-benchmarks
 	leaves in RESULTS_DIR: meta (key=value lines), figure3.csv, subsets.csv,
-	ring.csv, figure2.txt, sql_overhead.csv, partition_routing.csv and pgbench.csv.  The report is
+	ring.csv, figure2.txt, sql_overhead.csv, partition_routing.csv, pgbench.csv and (when
+	present) reshard_stall.csv, test/bench/reshard_stall's.  The report is
 	Markdown: the machine and the commands, the project's performance targets
 	with what was measured, then every table; the plots (made by gnuplot,
 	next to the CSV files) are linked from it.
@@ -69,6 +70,8 @@ class Results:
 		self.routing = read_csv(results, 'partition_routing.csv')
 		with open(os.path.join(results, 'figure2.txt')) as f:
 			self.figure2 = f.read().split()
+		stall = os.path.join(results, 'reshard_stall.csv')
+		self.stall = read_csv(results, 'reshard_stall.csv') if os.path.exists(stall) else []
 
 	def jump_at(self, n):
 		return next(row for row in self.figure3 if int(row['n']) == n)
@@ -166,6 +169,79 @@ class Results:
 					 ['---', '---', ':---:'])
 
 
+def seconds(value):
+	value = float(value)
+	return f'{value * 1000:,.0f} ms' if value < 1 else f'{value:,.2f} s'
+
+
+def milliseconds(value):
+	return '–' if value in ('', '-', None) else f'{number(value)} ms'
+
+
+def stall_section(r, m):
+	"""Resharding's write stall (test/bench/reshard_stall), or nothing when it did not run."""
+	if not r.stall:
+		return ''
+	first = r.stall[0]
+	topologies = {row['case']: row['topology'].replace('->', '→') for row in r.stall}
+	rows = []
+	notes = []
+	for row in r.stall:
+		what = {'local': 'local', 'fdw': 'shards'}.get(row['case'], row['case'])
+		method = ('`reshard_add_partition`' if row['method'] == 'reshard_add_partition' else
+				  'baseline' if row['method'] == 'baseline' else row['method'])
+		if row['error']:
+			rows.append((what, number(row['rows'], 0), method, f"failed: {row['error']}") + ('',) * 9)
+			continue
+		rows.append((what, number(row['rows'], 0), method, number(row['moved_rows'], 0), seconds(row['seconds']),
+					 number(row['writer_transactions'], 0), milliseconds(row['writer_p50_ms']),
+					 milliseconds(row['writer_p99_ms']), f"**{milliseconds(row['writer_max_ms'])}**",
+					 milliseconds(row['writer_p99_before_ms']), row['rows_written_per_moved_row'],
+					 f"{float(row['wal_bytes_per_moved_row']):,.0f} B" if row['wal_bytes_per_moved_row'] else '–',
+					 f"{row['load_before']} → {row['load_after']}"))
+		trouble = [f"{label}: {row[c]}" for c, label in
+				   (('writer_retries', 'retries (after a deadlock or a serialization failure)'),
+					('writer_failed', 'transactions failed after 10 tries'),
+					('writer_aborted_clients', 'clients aborted by an error')) if int(row[c]) > 0]
+		if trouble:
+			notes.append(f"{what}, {number(row['rows'], 0)} rows, {row['method']}, the writer's "
+						 f"{'; '.join(trouble)}.")
+	version = f"version {first['extension']} as built from commit `{first['commit']}`"
+	arguments = m.get('reshard_stall_arguments', '')
+	return ('\n## Resharding\'s write stall\n\n'
+			f'`test/bench/reshard_stall{arguments}`: `CALL reshard_add_partition` of the extension ({version}) while '
+			'a steady writer writes through the parent, against a plain move of the same rows; each on a fresh table '
+			'of the same rows. The table: `t (id bigint NOT NULL, payload text, counter int)` with an index on `id`, '
+			f"`PARTITION BY HASH (id jumpbackhash<n>_int8_ops)`. *local*: {topologies.get('local', 'not run')}; "
+			f"*shards*: {topologies.get('fdw', 'not run')}, reached by `postgres_fdw` over a Unix socket, with "
+			"`extensions 'subsetting'`.\n\n"
+			f"- **The writer**: pgbench, {first['writer_clients']} clients paced with `--rate {first['writer_rate']}` "
+			'(transactions per second in all), each transaction inserting a new row, adding 1 to the counter of a '
+			'random row and deleting a random row; deadlocks and serialization failures retried (`--max-tries=10`). '
+			'pgbench counts a paced '
+			'transaction\'s latency from its scheduled start, so transactions queued behind a blocked one count '
+			'their wait too. *p50, p99, max*: the writer\'s transactions that overlap the statement; *p99 before*: '
+			'those before it, the machine\'s own noise.\n'
+			'- **The baseline**: `WITH moved AS (DELETE FROM t WHERE jumpbackhash(id, n + 1) = n RETURNING *) '
+			'INSERT INTO t_new SELECT * FROM moved`, the plain `INSERT ... SELECT` and `DELETE` of the rows that '
+			'move, in one statement so that none of the writer\'s rows is lost, into the new partition (not '
+			'attached). On the shards, the same statement on one old partition and 10,000 ids at a time, each in a '
+			'transaction of its own, retried after a serialization failure: `postgres_fdw` runs it on the shards in '
+			'`REPEATABLE READ`, so one statement over a whole shard fails as soon as the writer changes a row it has '
+			'not reached yet, and one over all shards at once deadlocks with the writer across servers, where no '
+			'server sees it. In a deadlock, the writer\'s transaction is the one cancelled.\n'
+			'- **Rows written**: `pg_stat_database` rows inserted, updated and deleted on every server (the '
+			'catalogs too), less the writer\'s own (`pg_stat_statements`). **WAL**: `pg_stat_statements` '
+			'`wal_bytes` of the statement\'s role on every server. Both methods start right after a `CHECKPOINT`: '
+			'the first change to each page writes its full image, most of the WAL at these sizes.\n'
+			f"- **Machine**: {first['nproc']} cores; *load*: the 1-minute load average before → after each "
+			'measurement (other work on the machine shows here).\n\n' +
+			table(['table', 'rows', 'method', 'moved rows', 'duration', 'writer transactions', 'p50', 'p99', 'max',
+				   'p99 before', 'rows written per moved row', 'WAL per moved row', 'load'], rows,
+				  ['---', '---:', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:',
+				   '---']) + '\n' + ''.join(f'\n{note}\n' for note in notes))
+
+
 def report(r):
 	m = r.meta
 	parts = [f"""# Performance
@@ -195,6 +271,8 @@ ratios. The machine is shared, so absolute times are indicative only. Benchmarks
 					   [(p['what'], f"`{p['case']}`", f"`{p['baseline']}`", number(p['case_tps'], 0),
 						 number(p['baseline_tps'], 0), ratio(p['ratio'])) for p in r.pgbench],
 					   ['---', '---', '---', '---:', '---:', '---:']) + '\n' + r.pgbench_noise())
+
+	parts.append(stall_section(r, m))
 
 	parts.append('\n## Partition routing in one session\n\n'
 				 'What `PARTITION BY HASH (id jumpbackhash16_int8_ops)` costs where PostgreSQL computes a row\'s '
