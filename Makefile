@@ -85,9 +85,14 @@ SQL_SOURCES = \
 	sql/src/resharding/reshard_phase_copy.sql \
 	sql/src/resharding/reshard_phase_apply.sql \
 	sql/src/resharding/reshard_phase_verify.sql \
+	sql/src/resharding/reshard_takeover_sql.sql \
+	sql/src/resharding/reshard_guard.sql \
+	sql/src/resharding/reshard_phase_check.sql \
 	sql/src/resharding/reshard_phase_cutover.sql \
-	sql/src/resharding/reshard_engine_prepare.sql \
-	sql/src/resharding/reshard_takeover_sql.sql
+	sql/src/resharding/reshard_phase_finish.sql \
+	sql/src/resharding/reshard_phase_undo.sql \
+	sql/src/resharding/reshard_engine.sql \
+	sql/src/resharding/reshard_abort.sql
 
 # Released scripts, never edited; the current version's full script and its
 # update script are assembled from sql/src/.

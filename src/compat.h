@@ -97,4 +97,11 @@ extern PGDLLEXPORT void _PG_init(void);
 #define CURRENT_LOCAL_TRANSACTION_ID() (MyProc->lxid)
 #endif
 
+/* Whether role owns relation relid, or is a member of its owner (utils/acl.h). */
+#if PG_VERSION_NUM >= 160000
+#define RELATION_OWNERCHECK(relid, role) object_ownercheck(RelationRelationId, (relid), (role))
+#else
+#define RELATION_OWNERCHECK(relid, role) pg_class_ownercheck((relid), (role))
+#endif
+
 #endif							/* SUBSETTING_COMPAT_H */

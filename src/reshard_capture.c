@@ -15,8 +15,11 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tupconvert.h"
+#include "access/genam.h"
 #include "access/heapam.h"
+#include "access/stratnum.h"
 #include "commands/sequence.h"
+#include "catalog/dependency.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "nodes/makefuncs.h"
@@ -24,6 +27,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
@@ -202,32 +206,116 @@ reshard_row_image_hash(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64((int64) hash);
 }
 
+/* Whether this backend's resharding engine is writing (reshard_capture.h). */
+bool		reshard_engine_writing = false;
+
+PG_FUNCTION_INFO_V1(reshard_guard);
+
+/*
+ * BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW, and BEFORE TRUNCATE, on a
+ * table the engine fills (a shadow, the new partition): refuses every write
+ * but the engine's own, so that what the engine undoes or swaps in holds
+ * nothing else.
+ */
+Datum
+reshard_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *data = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(data->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("reshard_guard must be a BEFORE trigger")));
+	if (!reshard_engine_writing)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("cannot write to %s while a resharding fills it",
+						RelationGetRelationName(data->tg_relation)),
+				 errhint("Wait until the resharding ends, or undo it with reshard_abort (see reshard_progress).")));
+	if (TRIGGER_FIRED_BY_TRUNCATE(data->tg_event))
+		return PointerGetDatum(NULL);
+	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(data->tg_event) ? data->tg_newtuple : data->tg_trigtuple);
+}
+
+/* An internal trigger named name on relation, firing always (also for replication's writes). */
+static void
+create_internal_trigger(Oid relation, const char *name, Oid function, List *args,
+						int16 timing, bool row, int16 events)
+{
+	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
+
+	stmt->trigname = (char *) name;
+	stmt->funcname = list_make1(makeString(get_func_name(function)));
+	stmt->args = args;
+	stmt->row = row;
+	stmt->timing = timing;
+	stmt->events = events;
+	CreateTriggerFiringOn(stmt, NULL, relation, InvalidOid, InvalidOid, InvalidOid,
+						  function, InvalidOid, NULL, true, false, TRIGGER_FIRES_ALWAYS);
+}
+
 /*
  * Starts capturing the writes to an old partition: an internal row trigger
  * for its inserts, updates and deletes, and one that refuses TRUNCATE.
  * Internal triggers (as those of foreign keys) need no privilege on the
- * function, are not dumped, and go with the partition.
+ * function, are not dumped, go with the partition, and fire also when
+ * session_replication_role is replica (a subscription's writes).
  */
 void
 reshard_capture_start(Oid partition, Oid log, Oid sequence, Oid function)
 {
-	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
-	char	   *log_arg = psprintf("%u", log);
-	char	   *sequence_arg = psprintf("%u", sequence);
+	List	   *args = list_make2(makeString(psprintf("%u", log)), makeString(psprintf("%u", sequence)));
 
-	stmt->trigname = "reshard_capture";
-	stmt->funcname = list_make1(makeString(get_func_name(function)));
-	stmt->args = list_make2(makeString(log_arg), makeString(sequence_arg));
-	stmt->row = true;
-	stmt->timing = TRIGGER_TYPE_AFTER;
-	stmt->events = TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
-	CreateTrigger(stmt, NULL, partition, InvalidOid, InvalidOid, InvalidOid,
-				  function, InvalidOid, NULL, true, false);
+	create_internal_trigger(partition, "reshard_capture", function, args, TRIGGER_TYPE_AFTER, true,
+							TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE);
+	create_internal_trigger(partition, "reshard_refuse_truncate", function, args, TRIGGER_TYPE_AFTER, false,
+							TRIGGER_TYPE_TRUNCATE);
+}
 
-	stmt = copyObject(stmt);
-	stmt->trigname = "reshard_refuse_truncate";
-	stmt->row = false;
-	stmt->events = TRIGGER_TYPE_TRUNCATE;
-	CreateTrigger(stmt, NULL, partition, InvalidOid, InvalidOid, InvalidOid,
-				  function, InvalidOid, NULL, true, false);
+/* Refuses every write to table but the engine's (reshard_guard). */
+void
+reshard_guard_start(Oid table, Oid function)
+{
+	create_internal_trigger(table, "reshard_guard", function, NIL, TRIGGER_TYPE_BEFORE, true,
+							TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE);
+	create_internal_trigger(table, "reshard_guard_truncate", function, NIL, TRIGGER_TYPE_BEFORE, false,
+							TRIGGER_TYPE_TRUNCATE);
+}
+
+/*
+ * Drops the engine's triggers from relation, those it has: the internal
+ * triggers calling one of functions (CreateTrigger names an internal trigger
+ * after its OID, so they are found by function).  Takes ACCESS EXCLUSIVE on
+ * relation.
+ */
+void
+reshard_triggers_stop(Oid relation, const Oid *functions, int count)
+{
+	Relation	catalog;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	List	   *found = NIL;
+	ListCell   *cell;
+
+	catalog = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relation));
+	scan = systable_beginscan(catalog, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
+
+		for (int i = 0; i < count; i++)
+			if (trigger->tgisinternal && trigger->tgfoid == functions[i])
+				found = lappend_oid(found, trigger->oid);
+	}
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	foreach(cell, found)
+	{
+		ObjectAddress address;
+
+		ObjectAddressSet(address, TriggerRelationId, lfirst_oid(cell));
+		performDeletion(&address, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
 }

@@ -8,8 +8,9 @@
 -- by its key; there must be one, else the shadows do not hold what the old
 -- partitions hold and the call stops (data_corrupted).  An insert adds the
 -- new row to the table of its new bucket.  Returns the state with the
--- count; the phase is unchanged.
-CREATE FUNCTION reshard_phase_apply(s reshard_state, max_changes bigint) RETURNS reshard_state
+-- count; the phase is unchanged.  Past the deadline, raises SR001 (the
+-- cutover's budget is spent: the engine rolls back and tries again).
+CREATE FUNCTION reshard_phase_apply(s reshard_state, max_changes bigint, deadline timestamptz) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
@@ -30,6 +31,9 @@ BEGIN
     FOR e IN EXECUTE format('SELECT ctid, op, old_row, new_row FROM %s WHERE partition = ANY ($1) ORDER BY seq LIMIT $2',
                             s.log::regclass)
              USING s.sources, max_changes LOOP
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'the cutover overran its budget' USING ERRCODE = 'SR001';
+        END IF;
         IF e.op IN ('u', 'd') THEN
             EXECUTE format('SELECT %s, (%s)::text FROM (SELECT ($1).*) AS x', s.new_bucket_sql, s.key) INTO b, k USING e.old_row;
             EXECUTE format('WITH gone AS (DELETE FROM %1$s AS t WHERE t.ctid = (SELECT u.ctid FROM %1$s AS u
@@ -61,7 +65,7 @@ BEGIN
     RETURN s;
 END
 $function$;
-REVOKE ALL ON FUNCTION reshard_phase_apply(reshard_state, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION reshard_phase_apply(reshard_state, bigint, timestamptz) FROM PUBLIC;
 
-COMMENT ON FUNCTION reshard_phase_apply(reshard_state, bigint) IS
+COMMENT ON FUNCTION reshard_phase_apply(reshard_state, bigint, timestamptz) IS
 'resharding, catch-up: applies the change log to the shadows, checking each delete by row image (internal)';

@@ -4,9 +4,10 @@
 -- As the table's owner: one shadow per new bucket whose partition is an old
 -- local partition (LIKE it, in its tablespace, with its persistence), an
 -- index on the key of each table filled (the shadows and the new
--- partition), the new parent (empty, partitioned by the new key) and the
--- change log with its sequence.  The engine then starts the capture
--- triggers (C).  Returns the state with their OIDs.
+-- partition), the new parent (LIKE the old one, empty, partitioned by the
+-- new key) and the change log with its sequence.  The engine then guards
+-- the tables it fills and starts the capture triggers (C).  Returns the
+-- state with their OIDs.
 CREATE FUNCTION reshard_phase_setup(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -38,9 +39,12 @@ BEGIN
         s.shadows[b + 1] := target;
         EXECUTE format('CREATE INDEX %I ON %s ((%s))', 'reshard_key_' || target, target::regclass, s.key);
     END LOOP;
-    EXECUTE format('CREATE TABLE %I.%I (LIKE %s INCLUDING COMMENTS INCLUDING COMPRESSION INCLUDING DEFAULTS
-                                        INCLUDING GENERATED INCLUDING STORAGE) PARTITION BY %s',
-                   schema_name, 'reshard_parent_' || s.parent, s.parent::regclass, s.new_partition_by);
+    EXECUTE (SELECT format('CREATE TABLE %I.%I (LIKE %s INCLUDING ALL) PARTITION BY %s%s',
+                           schema_name, 'reshard_parent_' || s.parent, s.parent::regclass, s.new_partition_by,
+                           CASE WHEN c.reltablespace <> 0
+                                THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace))
+                                ELSE '' END)
+             FROM pg_class c WHERE c.oid = s.parent);
     s.new_parent := format('%I.%I', schema_name, 'reshard_parent_' || s.parent)::regclass;
     EXECUTE format('CREATE UNLOGGED TABLE %I.%I (seq bigint NOT NULL, partition oid NOT NULL, op "char" NOT NULL, old_row %s, new_row %s)',
                    schema_name, 'reshard_log_' || s.parent,
@@ -49,7 +53,6 @@ BEGIN
     s.log := format('%I.%I', schema_name, 'reshard_log_' || s.parent)::regclass;
     EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, 'reshard_log_seq_' || s.parent);
     s.log_sequence := format('%I.%I', schema_name, 'reshard_log_seq_' || s.parent)::regclass;
-    s.phase := 'copy';
     RETURN s;
 END
 $function$;

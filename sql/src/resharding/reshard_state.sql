@@ -1,9 +1,10 @@
 -- sql/src/resharding/reshard_state.sql
 --	reshard_state: one row per resharding, written by the engine (internal)
 
--- Written only by the engine, in transactions of its own, as the
--- extension's owner; read through reshard_progress.  Sources, shadows and
--- buckets are indexed by bucket + 1 (the old layout's and the new one's).
+-- Written only by the engine (src/reshard_engine.c), as this table's owner,
+-- in the transactions that do the work it records; read through
+-- reshard_progress.  Arrays of tables are indexed by bucket + 1: sources by
+-- the old layout's buckets, shadows by the new one's.
 CREATE TABLE reshard_state (
     parent oid PRIMARY KEY,              -- the table, as it was when the call began
     parent_name text NOT NULL,           -- schema-qualified, quoted
@@ -22,18 +23,19 @@ CREATE TABLE reshard_state (
     new_parent oid,
     log oid,
     log_sequence oid,
-    phase text NOT NULL CHECK (phase IN ('capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'done', 'undo')),
-    rows_total bigint NOT NULL DEFAULT 0,
+    catalog text[],                      -- what the checks saw (reshard_phase_check)
+    validate text[],                     -- foreign keys to validate after the cutover
+    phase text NOT NULL CHECK (phase IN ('setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'done',
+                                         'undo', 'aborted')),
     rows_to_move bigint NOT NULL DEFAULT 0,
     rows_copied bigint NOT NULL DEFAULT 0,
     rows_verified bigint NOT NULL DEFAULT 0,
     sources_copied int NOT NULL DEFAULT 0,   -- how many of the sources the copy is done with
     changes_applied bigint NOT NULL DEFAULT 0,
     cutover_attempts int NOT NULL DEFAULT 0,
-    started timestamptz NOT NULL DEFAULT now(),
-    last_progress timestamptz NOT NULL DEFAULT now(),
+    started timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    last_progress timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
     backend_pid int NOT NULL DEFAULT pg_catalog.pg_backend_pid(),
-    backend_start timestamptz NOT NULL,
     error text
 );
 REVOKE ALL ON reshard_state FROM PUBLIC;

@@ -2,7 +2,9 @@
 --	reshard_takeover_sql: the statements that put a shadow table in the place of the table it replaces (internal)
 
 -- The cutover of 1.2's engine (docs/resharding-engine.md) drops each old
--- local partition and puts its shadow in its place.  The shadow was created
+-- local partition and puts its shadow in its place, and the old parent and
+-- puts the new one in its place (two partitioned tables: their partitions
+-- are the engine's business).  The shadow was created
 -- CREATE TABLE shadow (LIKE old INCLUDING ALL) in old's tablespace, with
 -- old's persistence and access method, by old's owner.  This reads, from
 -- the catalogs, what LIKE did not give the shadow and returns the
@@ -64,8 +66,9 @@ DECLARE
 BEGIN
     SELECT * INTO orel FROM pg_class WHERE oid = old;
     SELECT * INTO srel FROM pg_class WHERE oid = shadow;
-    IF orel.oid IS NULL OR srel.oid IS NULL OR orel.oid = srel.oid OR orel.relkind <> 'r' OR srel.relkind <> 'r' THEN
-        RAISE EXCEPTION 'reshard_takeover_sql takes two different tables, not % and %', old, shadow
+    IF orel.oid IS NULL OR srel.oid IS NULL OR orel.oid = srel.oid OR orel.relkind NOT IN ('r', 'p')
+       OR srel.relkind <> orel.relkind THEN
+        RAISE EXCEPTION 'reshard_takeover_sql takes two different tables, or two partitioned tables, not % and %', old, shadow
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     nsp := (SELECT nspname FROM pg_namespace WHERE oid = orel.relnamespace);
@@ -105,7 +108,9 @@ BEGIN
         UNION ALL
         SELECT format('inheritance from %s', inhparent::regclass) FROM pg_inherits
         WHERE inhrelid = old AND NOT orel.relispartition
-        UNION ALL SELECT format('inheritance by %s', inhrelid::regclass) FROM pg_inherits WHERE inhparent = old) AS t;
+        UNION ALL
+        SELECT format('inheritance by %s', inhrelid::regclass) FROM pg_inherits
+        WHERE inhparent = old AND orel.relkind <> 'p') AS t;
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'cannot put % in the place of %, it has %', shadow, old, bad
             USING ERRCODE = 'feature_not_supported',

@@ -29,8 +29,11 @@ DROP PROCEDURE reshard_prepare(regclass, text, regclass, jsonb);
 \ir ../resharding/reshard_phase_copy.sql
 \ir ../resharding/reshard_phase_apply.sql
 \ir ../resharding/reshard_phase_verify.sql
-\ir ../resharding/reshard_phase_cutover.sql
-\ir ../resharding/reshard_engine_prepare.sql
--- The cutover of 1.2's resharding engine: the statements that put a shadow
--- table in the place of the partition it replaces.
 \ir ../resharding/reshard_takeover_sql.sql
+\ir ../resharding/reshard_guard.sql
+\ir ../resharding/reshard_phase_check.sql
+\ir ../resharding/reshard_phase_cutover.sql
+\ir ../resharding/reshard_phase_finish.sql
+\ir ../resharding/reshard_phase_undo.sql
+\ir ../resharding/reshard_engine.sql
+\ir ../resharding/reshard_abort.sql

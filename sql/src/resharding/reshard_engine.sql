@@ -1,0 +1,28 @@
+-- sql/src/resharding/reshard_engine.sql
+--	reshard_engine_run, reshard_begin, reshard_step: 1.2's resharding engine (internal)
+
+-- A resharding from the checks to the end, or the continuation of an
+-- interrupted one (src/reshard_engine.c).
+CREATE PROCEDURE reshard_engine_run(parent regclass, operation text, partition regclass,
+                             cutover_budget interval, cutover_attempts int)
+LANGUAGE C AS 'MODULE_PATHNAME', 'reshard_run';
+REVOKE ALL ON PROCEDURE reshard_engine_run(regclass, text, regclass, interval, int) FROM PUBLIC;
+
+COMMENT ON PROCEDURE reshard_engine_run(regclass, text, regclass, interval, int) IS
+'a resharding with the engine of 1.2, from the checks to the end (internal)';
+
+-- The checks and the state row, nothing else; then reshard_step runs one
+-- step at a time: each phase on its own, for the tests.
+CREATE PROCEDURE reshard_begin(parent regclass, operation text, partition regclass)
+LANGUAGE C AS 'MODULE_PATHNAME', 'reshard_begin';
+REVOKE ALL ON PROCEDURE reshard_begin(regclass, text, regclass) FROM PUBLIC;
+
+COMMENT ON PROCEDURE reshard_begin(regclass, text, regclass) IS
+'the checks and the state row of a resharding, nothing else (internal; tests)';
+
+CREATE PROCEDURE reshard_step(parent regclass, cutover_budget interval DEFAULT '500 ms', cutover_attempts int DEFAULT 10)
+LANGUAGE C AS 'MODULE_PATHNAME', 'reshard_step';
+REVOKE ALL ON PROCEDURE reshard_step(regclass, interval, int) FROM PUBLIC;
+
+COMMENT ON PROCEDURE reshard_step(regclass, interval, int) IS
+'the next step of a resharding (internal; tests)';
