@@ -119,6 +119,7 @@ REGRESS = \
 	reshard_helpers_security \
 	reshard_constraints \
 	reshard_takeover \
+	reshard_engine \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

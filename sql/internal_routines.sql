@@ -12,6 +12,11 @@ CREATE ROLE regress_subsetting_user;
 SET ROLE regress_subsetting_user;
 SELECT jumpbackhash_operator_classes_ddl(3, 'public', '$libdir/subsetting');
 SELECT reshard_takeover_sql('pg_class', 'pg_type');
+CALL reshard_engine_run('pg_class', 'add', 'pg_type', '1 s', 1);
+CALL reshard_begin('pg_class', 'add', 'pg_type');
+CALL reshard_step('pg_class');
+SELECT reshard_phase_check(NULL::reshard_state);
+SELECT * FROM reshard_state;
 -- what it may run, it runs
 SELECT jumpbackhash(42, 16);
 RESET ROLE;
@@ -23,6 +28,6 @@ JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
 WHERE d.deptype = 'e'
   AND NOT EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
                   WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text;
 
 DROP ROLE regress_subsetting_user;

@@ -205,12 +205,17 @@ set_state(engine *e, const char *column, const char *value)
 							" pg_catalog.jsonb_build_object('%s', $2))", column), value);
 }
 
-/* The OID of the extension's routine of that signature. */
+/* The OID of the extension's routine of that signature (a first argument reshard_state is the extension's). */
 static Oid
 routine(engine *e, const char *signature)
 {
-	return DatumGetObjectId(DirectFunctionCall1(regprocedurein,
-												CStringGetDatum(psprintf("%s.%s", e->schema, signature))));
+	char	   *qualified = psprintf("%s.%s", e->schema, signature);
+	char	   *state_type = strstr(qualified, "(reshard_state");
+
+	/* the state row's type, qualified too */
+	if (state_type != NULL)
+		qualified = psprintf("%.*s(%s.%s", (int) (state_type - qualified), qualified, e->schema, state_type + 1);
+	return DatumGetObjectId(DirectFunctionCall1(regprocedurein, CStringGetDatum(qualified)));
 }
 
 /*
