@@ -219,11 +219,11 @@ routine(engine *e, const char *signature)
 }
 
 /*
- * Calls a phase function as the table's owner with the state row (and a
- * second argument, if any); the state row becomes what it returns.
+ * Calls a phase function as the table's owner with the state row and
+ * nargs (0 to 2) more arguments; the state row becomes what it returns.
  */
 static void
-run_phase(engine *e, const char *signature, Datum arg, bool has_arg)
+run_phase(engine *e, const char *signature, int nargs, Datum arg1, Datum arg2)
 {
 	table_owner_context owner;
 	Oid			function = routine(e, signature);
@@ -232,8 +232,10 @@ run_phase(engine *e, const char *signature, Datum arg, bool has_arg)
 
 	table_owner_enter(e->parent, &owner);
 	reshard_engine_writing = true;
-	if (has_arg)
-		result = OidFunctionCall2(function, e->state, arg);
+	if (nargs == 2)
+		result = OidFunctionCall3(function, e->state, arg1, arg2);
+	else if (nargs == 1)
+		result = OidFunctionCall2(function, e->state, arg1);
 	else
 		result = OidFunctionCall1(function, e->state);
 	reshard_engine_writing = false;
@@ -241,6 +243,14 @@ run_phase(engine *e, const char *signature, Datum arg, bool has_arg)
 	old = MemoryContextSwitchTo(e->memory);
 	e->state = datumCopy(result, false, -1);
 	MemoryContextSwitchTo(old);
+}
+
+/* Applies the log, at most max_changes entries; past deadline, an error (SR001). */
+static void
+apply_log(engine *e, int64 max_changes, TimestampTz deadline)
+{
+	run_phase(e, "reshard_phase_apply(reshard_state,bigint,timestamp with time zone)", 2,
+			  Int64GetDatum(max_changes), TimestampTzGetDatum(deadline));
 }
 
 /* Commits; the next transaction runs at that isolation level. */
@@ -397,7 +407,7 @@ unit_setup(engine *e)
 	Oid			guard = routine(e, "reshard_guard()");
 	ListCell   *cell;
 
-	run_phase(e, "reshard_phase_setup(reshard_state)", 0, false);
+	run_phase(e, "reshard_phase_setup(reshard_state)", 0, 0, 0);
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, state_oids(e, "shadows"))
 		reshard_guard_start(lfirst_oid(cell), guard);
@@ -430,26 +440,14 @@ unit_capture(engine *e)
 static void
 unit_copy(engine *e)
 {
-	run_phase(e, "reshard_phase_copy(reshard_state)", 0, false);
+	run_phase(e, "reshard_phase_copy(reshard_state)", 0, 0, 0);
 }
 
 /* One round of the catch-up: at most CATCH_UP_ROUND changes of the log applied. */
 static void
 unit_apply_round(engine *e)
 {
-	table_owner_context owner;
-	Oid			function = routine(e, "reshard_phase_apply(reshard_state,bigint,timestamp with time zone)");
-	Datum		result;
-	MemoryContext old;
-
-	table_owner_enter(e->parent, &owner);
-	reshard_engine_writing = true;
-	result = OidFunctionCall3(function, e->state, Int64GetDatum(CATCH_UP_ROUND), TimestampTzGetDatum(DT_NOEND));
-	reshard_engine_writing = false;
-	table_owner_leave(&owner);
-	old = MemoryContextSwitchTo(e->memory);
-	e->state = datumCopy(result, false, -1);
-	MemoryContextSwitchTo(old);
+	apply_log(e, CATCH_UP_ROUND, DT_NOEND);
 }
 
 static void
@@ -463,28 +461,10 @@ unit_catch_up(engine *e)
 }
 
 static void
-apply_all(engine *e, TimestampTz deadline)
-{
-	table_owner_context owner;
-	Oid			function = routine(e, "reshard_phase_apply(reshard_state,bigint,timestamp with time zone)");
-	Datum		result;
-	MemoryContext old;
-
-	table_owner_enter(e->parent, &owner);
-	reshard_engine_writing = true;
-	result = OidFunctionCall3(function, e->state, Int64GetDatum(PG_INT64_MAX), TimestampTzGetDatum(deadline));
-	reshard_engine_writing = false;
-	table_owner_leave(&owner);
-	old = MemoryContextSwitchTo(e->memory);
-	e->state = datumCopy(result, false, -1);
-	MemoryContextSwitchTo(old);
-}
-
-static void
 unit_verify(engine *e)
 {
-	apply_all(e, DT_NOEND);
-	run_phase(e, "reshard_phase_verify(reshard_state)", 0, false);
+	apply_log(e, PG_INT64_MAX, DT_NOEND);
+	run_phase(e, "reshard_phase_verify(reshard_state)", 0, 0, 0);
 }
 
 static void
@@ -574,9 +554,9 @@ unit_cutover(engine *e)
 				"ACCESS EXCLUSIVE");
 	table_owner_leave(&owner);
 	check_budget(deadline);
-	apply_all(e, deadline);
+	apply_log(e, PG_INT64_MAX, deadline);
 	check_budget(deadline);
-	run_phase(e, "reshard_phase_check(reshard_state)", 0, false);
+	run_phase(e, "reshard_phase_check(reshard_state)", 0, 0, 0);
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, state_oids(e, "shadows"))
 		stop_triggers(e, lfirst_oid(cell));
@@ -587,7 +567,7 @@ unit_cutover(engine *e)
 	MemoryContextSwitchTo(old);
 	table_owner_leave(&owner);
 	check_budget(deadline);
-	run_phase(e, "reshard_phase_cutover(reshard_state,text[])", statements, true);
+	run_phase(e, "reshard_phase_cutover(reshard_state,text[])", 1, statements, 0);
 	check_budget(deadline);
 }
 
@@ -637,7 +617,7 @@ step_cutover(engine *e)
 static void
 unit_finish(engine *e)
 {
-	run_phase(e, "reshard_phase_finish(reshard_state)", 0, false);
+	run_phase(e, "reshard_phase_finish(reshard_state)", 0, 0, 0);
 }
 
 /*
@@ -656,7 +636,7 @@ unit_undo(engine *e)
 		stop_triggers(e, lfirst_oid(cell));
 	stop_triggers(e, state_oid(e, "partition"));
 	table_owner_leave(&owner);
-	run_phase(e, "reshard_phase_undo(reshard_state)", 0, false);
+	run_phase(e, "reshard_phase_undo(reshard_state)", 0, 0, 0);
 }
 
 /*
@@ -829,7 +809,7 @@ begin(engine *e, const char *operation, Oid partition)
 			elog(ERROR, "could not record the resharding of %s", get_rel_name(e->parent));
 		e->state = datumCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull), false, -1);
 	}
-	run_phase(e, "reshard_phase_check(reshard_state)", 0, false);
+	run_phase(e, "reshard_phase_check(reshard_state)", 0, 0, 0);
 	save_state(e);
 	next_transaction(false);
 }
