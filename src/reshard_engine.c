@@ -839,6 +839,29 @@ record_error(engine *e, ErrorData *error)
 	next_transaction(false);
 }
 
+/* Runs the steps to the end; the error that stopped them, if one did (copied into the call's memory). */
+static ErrorData *
+run_steps(engine *e)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ErrorData  *error = NULL;
+
+	PG_TRY();
+	{
+		while (step(e))
+			;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(e->memory);
+		error = CopyErrorData();
+		FlushErrorState();
+		MemoryContextSwitchTo(context);
+	}
+	PG_END_TRY();
+	return error;
+}
+
 PG_FUNCTION_INFO_V1(reshard_run);
 
 /*
@@ -860,26 +883,10 @@ reshard_run(PG_FUNCTION_ARGS)
 	engine_open(&e, fcinfo, PG_GETARG_OID(0), PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4));
 	PG_TRY();
 	{
-		ErrorData  *error = NULL;
+		ErrorData  *error;
 
 		begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2));
-		for (volatile bool more = true; more && error == NULL;)
-		{
-			MemoryContext context = CurrentMemoryContext;
-
-			PG_TRY();
-			{
-				more = step(&e);
-			}
-			PG_CATCH();
-			{
-				MemoryContextSwitchTo(e.memory);
-				error = CopyErrorData();
-				FlushErrorState();
-				MemoryContextSwitchTo(context);
-			}
-			PG_END_TRY();
-		}
+		error = run_steps(&e);
 		if (error != NULL)
 		{
 			/* step() leaves no subtransaction open; the transaction may be failed */
