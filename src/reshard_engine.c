@@ -746,7 +746,7 @@ begin(engine *e, const char *operation, Oid partition)
 	char		nulls[3] = {' ', ' ', OidIsValid(partition) ? ' ' : 'n'};
 	table_owner_context owner;
 	bool		isnull;
-	Datum		plan;
+	char	   *plan;
 
 	claim(e);
 	if (load_state(e))
@@ -773,42 +773,29 @@ begin(engine *e, const char *operation, Oid partition)
 	if (SPI_execute_with_args(psprintf("CALL %s.reshard_prepare($1, $2, $3, NULL)", e->schema),
 							  3, types, args, nulls, false, 0) != SPI_OK_UTILITY || SPI_processed != 1)
 		elog(ERROR, "reshard_prepare returned no plan");
-	plan = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	plan = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	table_owner_leave(&owner);
 	e->state = (Datum) 0;
-	args[0] = plan;
-	types[0] = JSONBOID;
-	{
-		Oid			saved_user;
-		int			saved_context;
-		int			ret;
-
-		GetUserIdAndSecContext(&saved_user, &saved_context);
-		SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-		ret = SPI_execute_with_args(psprintf("INSERT INTO %1$s.reshard_state (parent, parent_name, operation, partition,"
-											 " bucket, method, key, old_buckets, new_buckets, new_bucket_sql,"
-											 " new_partition_by, new_bound, sources, shadows, phase)"
-											 " SELECT (p->>'parent')::pg_catalog.regclass, p->>'parent', p->>'operation',"
-											 "  COALESCE((p->>'removed')::pg_catalog.regclass, (p->'partitions'->-1->>'rel')::pg_catalog.regclass),"
-											 "  CASE p->>'operation' WHEN 'add' THEN (p->>'new_n')::int - 1 ELSE (p->>'old_n')::int - 1 END,"
-											 "  p->>'method', p->>'key', (p->>'old_n')::int, (p->>'new_n')::int,"
-											 "  CASE WHEN p->>'method' = 'hash_operator_class'"
-											 "       THEN pg_catalog.format('COALESCE(%%s, 0)', p->>'new_expr') ELSE p->>'new_expr' END,"
-											 "  p->>'partition_by', p->>'bound',"
-											 "  ARRAY(SELECT u.rel FROM (SELECT (q->>'rel')::pg_catalog.regclass::oid AS rel, (q->>'bucket')::int AS b"
-											 "                           FROM pg_catalog.jsonb_array_elements(p->'partitions') AS q"
-											 "                           WHERE p->>'operation' = 'remove' OR (q->>'bucket')::int < (p->>'old_n')::int"
-											 "                           UNION ALL SELECT (p->>'removed')::pg_catalog.regclass::oid, (p->>'old_n')::int - 1"
-											 "                           WHERE p->>'operation' = 'remove') AS u ORDER BY u.b),"
-											 "  '{}', 'setup'"
-											 " FROM (SELECT $1::jsonb AS p) AS x RETURNING reshard_state",
-											 e->schema),
-									1, types, args, NULL, false, 0);
-		SetUserIdAndSecContext(saved_user, saved_context);
-		if (ret != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
-			elog(ERROR, "could not record the resharding of %s", get_rel_name(e->parent));
-		e->state = datumCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull), false, -1);
-	}
+	state_query(e, "INSERT INTO %1$s.reshard_state (parent, parent_name, operation, partition,"
+				 " bucket, method, key, old_buckets, new_buckets, new_bucket_sql,"
+				 " new_partition_by, new_bound, sources, shadows, phase)"
+				 " SELECT (p->>'parent')::pg_catalog.regclass, p->>'parent', p->>'operation',"
+				 "  COALESCE((p->>'removed')::pg_catalog.regclass, (p->'partitions'->-1->>'rel')::pg_catalog.regclass),"
+				 "  CASE p->>'operation' WHEN 'add' THEN (p->>'new_n')::int - 1 ELSE (p->>'old_n')::int - 1 END,"
+				 "  p->>'method', p->>'key', (p->>'old_n')::int, (p->>'new_n')::int,"
+				 "  CASE WHEN p->>'method' = 'hash_operator_class'"
+				 "       THEN pg_catalog.format('COALESCE(%%s, 0)', p->>'new_expr') ELSE p->>'new_expr' END,"
+				 "  p->>'partition_by', p->>'bound',"
+				 "  ARRAY(SELECT u.rel FROM (SELECT (q->>'rel')::pg_catalog.regclass::oid AS rel, (q->>'bucket')::int AS b"
+				 "                           FROM pg_catalog.jsonb_array_elements(p->'partitions') AS q"
+				 "                           WHERE p->>'operation' = 'remove' OR (q->>'bucket')::int < (p->>'old_n')::int"
+				 "                           UNION ALL SELECT (p->>'removed')::pg_catalog.regclass::oid, (p->>'old_n')::int - 1"
+				 "                           WHERE p->>'operation' = 'remove') AS u ORDER BY u.b),"
+				 "  '{}', 'setup'"
+				 " FROM (SELECT $2::jsonb AS p) AS x RETURNING reshard_state",
+				plan);
+	if (e->state == (Datum) 0)
+		elog(ERROR, "could not record the resharding of %s", get_rel_name(e->parent));
 	run_phase(e, "reshard_phase_check(reshard_state)", 0, 0, 0);
 	save_state(e);
 	next_transaction(false);
