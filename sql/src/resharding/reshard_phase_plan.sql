@@ -1,0 +1,354 @@
+-- sql/src/resharding/reshard_phase_plan.sql
+--	reshard_phase_plan: the checks of a resharding, and its state row (internal)
+
+-- As the table's owner, in a security-restricted operation (the engine,
+-- src/reshard_engine.c, checked that the caller owns the table or is a
+-- superuser).  Checks everything that can be checked before anything is
+-- made, and returns the state row of a new resharding (not yet written):
+-- the old layout's partitions by bucket, the new layout's bucket
+-- expression, partition key and bounds.  Nothing of the table's is run: no
+-- function or operator in the key that is neither built in nor the
+-- extension's, no code of its own on a partition.  s holds the table
+-- (parent) and the partition named (partition), nothing else.
+CREATE FUNCTION reshard_phase_plan(s reshard_state, operation text) RETURNS reshard_state
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    parent regclass := s.parent;
+    partition regclass := s.partition;
+    ext name;
+    p pg_class;
+    lay record;
+    r record;
+    n int;
+    new_n int;
+    old_removed int[];
+    new_removed int[];
+    parts regclass[];
+    rels regclass[];
+    new_opclass text;
+    bad text;
+    not_empty boolean;
+    b int;
+    i int;
+BEGIN
+    SELECT e.extnamespace::regnamespace::name INTO STRICT ext FROM pg_extension e WHERE e.extname = 'subsetting';
+    SELECT * INTO STRICT p FROM pg_class WHERE oid = parent;
+    IF operation IS NULL OR operation NOT IN ('add', 'remove') THEN
+        RAISE EXCEPTION 'unknown resharding operation %', coalesce(operation, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- The layout: one partition for each bucket.
+    EXECUTE format('SELECT l.method, l.hash_function, l.key, l.buckets, l.operator_class, l.removed
+                    FROM %I.sharding_layout($1) AS l LIMIT 1', ext)
+    INTO lay USING parent;
+    IF lay.method IS NULL THEN
+        RAISE EXCEPTION 'table % is not partitioned by the extension''s functions or operator classes', parent
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its partition key is %s, not LIST (jumpbackhash(key, n)), LIST (jumphash(key, n)), LIST (jumpbackanchorhash(key, n, removed)) or HASH (key jumpbackhash<n>_<type>_ops).',
+                                  coalesce(pg_get_partkeydef(parent), 'none'));
+    END IF;
+    n := lay.buckets;
+    old_removed := coalesce(lay.removed, '{}');
+    parts := array_fill(NULL::regclass, ARRAY[n]);
+    FOR r IN EXECUTE format('SELECT * FROM %I.sharding_layout($1) AS l WHERE l.partition IS NOT NULL', ext) USING parent LOOP
+        IF r.bucket IS NULL OR parts[r.bucket + 1] IS NOT NULL THEN
+            RAISE EXCEPTION 'partition % of % is not the only one for one bucket in [0, %)', r.partition, parent, n
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('Its bound is %s.', r.partition_bound),
+                      HINT = CASE WHEN lay.method = 'hash_operator_class'
+                                  THEN format('Each partition must be FOR VALUES WITH (MODULUS %s, REMAINDER b), one for each bucket b.', n)
+                                  ELSE 'Each partition must be FOR VALUES IN (b), one for each bucket b.' END;
+        END IF;
+        parts[r.bucket + 1] := r.partition;
+    END LOOP;
+    FOR i IN 1 .. n LOOP
+        IF parts[i] IS NULL AND NOT (i - 1) = ANY (old_removed) THEN
+            RAISE EXCEPTION 'table % has no partition for bucket %', parent, i - 1
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END LOOP;
+
+    -- The bucket that comes or goes.  jumpbackanchorhash removes any bucket
+    -- (pushed on its removed stack) and adds back the most recently removed
+    -- one (hash4j's rules, in the extension's functions); the jump hashes
+    -- add and remove only the last one.
+    IF partition IS NULL THEN
+        RAISE EXCEPTION 'the partition to % must be named', CASE operation WHEN 'add' THEN 'add' ELSE 'remove' END
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF operation = 'add' THEN
+        IF EXISTS (SELECT FROM pg_inherits WHERE inhrelid = partition) THEN
+            RAISE EXCEPTION 'table % is already a partition', partition USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF lay.method = 'jumpbackanchorhash' THEN
+            EXECUTE format('SELECT * FROM %I.jumpbackanchorhash_add_bucket($1, $2)', ext)
+            INTO new_n, new_removed, b USING n, old_removed;
+        ELSE
+            new_n := n + 1;
+            new_removed := '{}';
+            b := n;
+        END IF;
+    ELSE
+        b := array_position(parts, partition) - 1;
+        IF b IS NULL THEN
+            RAISE EXCEPTION 'table % is not a partition of %', partition, parent USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF cardinality(array_remove(parts, NULL)) = 1 THEN
+            RAISE EXCEPTION 'cannot remove the only partition of %', parent USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF lay.method = 'jumpbackanchorhash' THEN
+            EXECUTE format('SELECT * FROM %I.jumpbackanchorhash_remove_bucket($1, $2, $3)', ext)
+            INTO new_n, new_removed USING n, old_removed, b;
+        ELSIF b <> n - 1 THEN
+            RAISE EXCEPTION 'partition % is not the last bucket''s partition of %', partition, parent
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('%s removes only the last bucket, %s, held by %s.', lay.method, n - 1, parts[n]);
+        ELSE
+            new_n := n - 1;
+            new_removed := '{}';
+        END IF;
+    END IF;
+
+    -- The parent: nothing that cannot be carried over to the new parent.
+    IF p.relispartition THEN
+        RAISE EXCEPTION 'cannot reshard %, it is a partition itself', parent USING ERRCODE = 'feature_not_supported';
+    END IF;
+    -- A NOT NULL constraint NOT VALID (PostgreSQL 18): rows may hold NULLs,
+    -- which the new partition, created LIKE the parent, would refuse.
+    SELECT string_agg(quote_ident(c.conname), ', ') INTO bad
+    FROM pg_constraint c WHERE c.conrelid = parent AND c.contype = 'n' AND NOT c.convalidated;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, its NOT NULL constraint % is not valid', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Rows may hold NULLs that the partitions of the resharded table would refuse.',
+                  HINT = format('Validate it first: ALTER TABLE %s VALIDATE CONSTRAINT %s.', parent, bad);
+    END IF;
+    IF EXISTS (SELECT FROM pg_depend d JOIN pg_class q ON q.oid = d.objid AND q.relkind = 'S'
+               WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+                 AND d.refobjid = parent AND d.deptype IN ('a', 'i')) THEN
+        RAISE EXCEPTION 'cannot reshard %, it owns a sequence (serial or identity column)', parent
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Detach the sequence from the table first: ALTER SEQUENCE ... OWNED BY NONE for a serial column; an identity column must be dropped (ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY) and its default given back with a sequence of its own.';
+    END IF;
+    SELECT string_agg(x, ', ') INTO bad FROM (
+        SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = parent AND NOT tgisinternal
+        UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = parent
+        UNION ALL SELECT 'row level security' WHERE p.relrowsecurity
+        UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = parent
+        UNION ALL SELECT format('security label of %s', provider) FROM pg_seclabel
+                  WHERE classoid = 'pg_class'::regclass AND objoid = parent) AS t;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, it has %', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'The parent is created again; these cannot be carried over.',
+                  HINT = 'Drop them before resharding and create them again after.';
+    END IF;
+    -- Objects that depend on the parent or its row type and would be dropped
+    -- with it: views, rules and policies of other tables, functions with a
+    -- SQL-standard body, columns of its row type...
+    SELECT string_agg(DISTINCT pg_describe_object(d.classid, d.objid, d.objsubid), ', ') INTO bad
+    FROM pg_depend d
+    WHERE d.deptype = 'n'
+      AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = parent)
+           OR (d.refclassid = 'pg_type'::regclass AND d.refobjid = p.reltype))
+      AND NOT (d.classid = 'pg_constraint'::regclass)                     -- own constraints, foreign keys: carried over
+      AND NOT (d.classid = 'pg_attrdef'::regclass)
+      AND NOT (d.classid = 'pg_statistic_ext'::regclass)
+      AND NOT (d.classid = 'pg_publication_rel'::regclass)
+      AND NOT (d.classid = 'pg_class'::regclass AND d.objid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = parent))
+      AND NOT (d.classid = 'pg_type'::regclass AND d.objid IN (SELECT typarray FROM pg_type WHERE oid = p.reltype));
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, other objects depend on it: %', parent, bad
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  DETAIL = 'The parent is created again, with a new OID; they would have to be dropped with the old one.',
+                  HINT = 'Drop them before resharding and create them again after.';
+    END IF;
+    -- The partition key is evaluated for every row: its functions,
+    -- operators (and their functions) and operator classes must be built
+    -- in, the extension's, or a superuser's.
+    WITH used AS (
+        SELECT d.refclassid AS class, d.refobjid AS object FROM pg_depend d
+        WHERE d.classid = 'pg_class'::regclass AND d.objid = parent
+          AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_opclass'::regclass)
+        UNION
+        SELECT 'pg_proc'::regclass, o.oprcode FROM pg_depend d JOIN pg_operator o ON o.oid = d.refobjid
+        WHERE d.classid = 'pg_class'::regclass AND d.objid = parent AND d.refclassid = 'pg_operator'::regclass)
+    SELECT string_agg(DISTINCT pg_describe_object(u.class, u.object, 0), ', ') INTO bad
+    FROM used u
+    WHERE u.object >= 16384   -- not built in
+      AND NOT EXISTS (SELECT FROM pg_depend e JOIN pg_extension x ON x.oid = e.refobjid AND x.extname = 'subsetting'
+                      WHERE e.classid = u.class AND e.objid = u.object AND e.deptype = 'e')
+      AND NOT EXISTS (SELECT FROM pg_roles o
+                      WHERE o.rolsuper
+                        AND o.oid = CASE u.class WHEN 'pg_proc'::regclass THEN (SELECT proowner FROM pg_proc WHERE oid = u.object)
+                                                 WHEN 'pg_operator'::regclass THEN (SELECT oprowner FROM pg_operator WHERE oid = u.object)
+                                                 ELSE (SELECT opcowner FROM pg_opclass WHERE oid = u.object) END);
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, its partition key uses %', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'The key is evaluated for every row, as the table''s owner: only functions, operators and operator classes that are built in, the extension''s or a superuser''s may appear in it.';
+    END IF;
+    -- Foreign keys of other tables to the parent are dropped and created
+    -- again, publications altered: by the table's owner, who must own them.
+    SELECT string_agg(DISTINCT c.conrelid::regclass::text, ', ') INTO bad
+    FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+    WHERE c.confrelid = parent AND c.contype = 'f' AND c.conparentid = 0 AND t.relowner <> p.relowner;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, foreign keys of tables its owner does not own refer to it: %', parent, bad
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'They are dropped and created again by the table''s owner.';
+    END IF;
+    SELECT string_agg(pb.pubname::text, ', ') INTO bad
+    FROM pg_publication_rel pr JOIN pg_publication pb ON pb.oid = pr.prpubid
+    WHERE pr.prrelid = parent AND pb.pubowner <> p.relowner;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, it is in publications its owner does not own: %', parent, bad
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'The resharded table is added to them again by the table''s owner.';
+    END IF;
+    IF NOT has_schema_privilege(p.relowner, p.relnamespace, 'CREATE') THEN
+        RAISE EXCEPTION 'cannot reshard %, its owner % cannot create tables in schema %',
+                        parent, p.relowner::regrole, p.relnamespace::regnamespace
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'The new parent is created by the table''s owner, in the same schema.';
+    END IF;
+    -- Rows referenced by a foreign key cannot move out of their partition.
+    SELECT string_agg(format('%s of %s', quote_ident(c.conname), c.conrelid::regclass), ', ') INTO bad
+    FROM pg_constraint c
+    WHERE c.contype = 'f' AND c.conparentid = 0 AND c.confrelid = ANY (parts || partition);
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, foreign keys refer to its partitions: %', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Rows that move would leave the partition the foreign key refers to.',
+                  HINT = 'Drop those foreign keys before resharding.';
+    END IF;
+
+    -- The partitions, old and new: tables or foreign tables of the parent's
+    -- owner with the parent's columns, and no code of their own.
+    rels := ARRAY(SELECT DISTINCT x FROM unnest(parts || partition) AS x WHERE x IS NOT NULL);
+    FOR i IN 1 .. cardinality(rels) LOOP
+        SELECT * INTO r FROM pg_class WHERE oid = rels[i];
+        IF r.relkind NOT IN ('r', 'f') THEN
+            RAISE EXCEPTION 'cannot reshard %, % is not a table or foreign table', parent, rels[i]
+                USING ERRCODE = 'feature_not_supported';
+        END IF;
+        IF r.relowner <> p.relowner THEN
+            RAISE EXCEPTION 'table % is owned by %, not by %, the owner of %', rels[i], r.relowner::regrole,
+                            p.relowner::regrole, parent
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'Resharding writes to every partition and must not run code of another role.',
+                      HINT = format('ALTER TABLE %s OWNER TO %s, if that is right.', rels[i], p.relowner::regrole);
+        END IF;
+        SELECT string_agg(DISTINCT quote_ident(coalesce(a.attname, pa.attname)), ', ') INTO bad
+        FROM (SELECT * FROM pg_attribute WHERE attrelid = rels[i] AND attnum > 0 AND NOT attisdropped) a
+        FULL JOIN (SELECT * FROM pg_attribute WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped) pa
+             ON pa.attname = a.attname
+        WHERE a.attname IS NULL OR pa.attname IS NULL OR a.atttypid <> pa.atttypid OR a.atttypmod <> pa.atttypmod
+           OR a.attcollation <> pa.attcollation OR a.attgenerated <> pa.attgenerated
+           OR (pa.attnotnull AND NOT a.attnotnull);
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'table % does not have the columns of %: %', rels[i], parent, bad
+                USING ERRCODE = 'datatype_mismatch',
+                      DETAIL = 'A partition has the parent''s columns, with the same names, types, collations and NOT NULL.',
+                      HINT = 'Create it with CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+        END IF;
+        -- PostgreSQL attaches a partition only if it has every CHECK
+        -- constraint of the parent.
+        SELECT string_agg(quote_ident(pc.conname), ', ') INTO bad
+        FROM pg_constraint pc
+        WHERE pc.conrelid = parent AND pc.contype = 'c'
+          AND pg_get_constraintdef(pc.oid) NOT IN
+              (SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c WHERE c.conrelid = rels[i] AND c.contype = 'c');
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'table % lacks the check constraint % of %', rels[i], bad, parent
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Give the partition exactly the parent''s columns, defaults, constraints and indexes, e.g. CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+        END IF;
+        SELECT string_agg(x, ', ') INTO bad FROM (
+            SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = rels[i] AND NOT tgisinternal
+            UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = rels[i]
+            UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = rels[i]
+            UNION ALL SELECT 'row level security' FROM pg_class WHERE oid = rels[i] AND relrowsecurity
+            UNION ALL
+            SELECT format('check constraint %I', c.conname) FROM pg_constraint c
+            WHERE c.conrelid = rels[i] AND c.contype = 'c'
+              AND pg_get_constraintdef(c.oid) NOT IN
+                  (SELECT pg_get_constraintdef(pc.oid) FROM pg_constraint pc WHERE pc.conrelid = parent AND pc.contype = 'c')
+            UNION ALL
+            SELECT format('index %s with an expression or predicate', x.indexrelid::regclass) FROM pg_index x
+            WHERE x.indrelid = rels[i] AND (x.indexprs IS NOT NULL OR x.indpred IS NOT NULL)
+              AND (SELECT string_agg(pg_get_indexdef(x.indexrelid, k, true), ', ' ORDER BY k)
+                   FROM generate_series(1, x.indnatts) AS k) || ' WHERE ' || coalesce(pg_get_expr(x.indpred, x.indrelid, true), '')
+                  NOT IN (SELECT (SELECT string_agg(pg_get_indexdef(px.indexrelid, k, true), ', ' ORDER BY k)
+                                  FROM generate_series(1, px.indnatts) AS k)
+                                 || ' WHERE ' || coalesce(pg_get_expr(px.indpred, px.indrelid, true), '')
+                          FROM pg_index px WHERE px.indrelid = parent)
+            UNION ALL
+            SELECT format('%s of column %I', CASE WHEN a.attgenerated <> '' THEN 'generation expression' ELSE 'default' END,
+                          a.attname)
+            FROM pg_attribute a JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+            WHERE a.attrelid = rels[i]
+              AND NOT EXISTS (SELECT FROM pg_attribute pa JOIN pg_attrdef pd ON pd.adrelid = pa.attrelid AND pd.adnum = pa.attnum
+                              WHERE pa.attrelid = parent AND pa.attname = a.attname AND pa.attgenerated = a.attgenerated
+                                AND pg_get_expr(pd.adbin, pd.adrelid) = pg_get_expr(ad.adbin, ad.adrelid))) AS t;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot reshard % with %, it has % that % does not have', parent, rels[i], bad, parent
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'Rows are written to and deleted from the partitions; code there would run during the move.',
+                      HINT = 'Give the partition exactly the parent''s columns, defaults, constraints and indexes, e.g. CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+        END IF;
+    END LOOP;
+    IF operation = 'add' THEN
+        EXECUTE format('SELECT EXISTS (SELECT FROM %s)', partition) INTO STRICT not_empty;
+        IF not_empty THEN
+            RAISE EXCEPTION 'table % is not empty', partition
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'The new partition receives the rows that move to its bucket, and nothing else.';
+        END IF;
+    END IF;
+
+    -- The state row: the layouts.
+    s.parent := parent;
+    s.parent_name := parent::text;
+    s.operation := operation;
+    s.partition := partition;
+    s.bucket := b;
+    s.method := lay.method;
+    s.key := lay.key;
+    s.old_buckets := n;
+    s.new_buckets := new_n;
+    EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3, $4), %I.reshard_bucket_sql($1, $2, $5, $6)', ext, ext)
+    INTO s.old_bucket_sql, s.new_bucket_sql USING lay.hash_function, lay.key, n, old_removed, new_n, new_removed;
+    IF lay.method = 'hash_operator_class' THEN
+        -- A NULL key goes to remainder 0.
+        s.old_bucket_sql := format('COALESCE(%s, 0)', s.old_bucket_sql);
+        s.new_bucket_sql := format('COALESCE(%s, 0)', s.new_bucket_sql);
+        new_opclass := regexp_replace(lay.operator_class, '^jumpbackhash[0-9]+_', 'jumpbackhash' || new_n || '_');
+        IF NOT EXISTS (SELECT FROM pg_opclass WHERE opcname = new_opclass AND opcnamespace = ext::regnamespace) THEN
+            RAISE EXCEPTION 'operator class %.% does not exist', quote_ident(ext), new_opclass
+                USING ERRCODE = 'undefined_object',
+                      DETAIL = format('Resharding %s to %s buckets partitions it by HASH (%s %s).', parent, new_n, lay.key, new_opclass),
+                      HINT = format('A superuser can create it: SELECT %I.jumpbackhash_create_operator_classes(%s).', ext, new_n);
+        END IF;
+        SELECT format('HASH (%s%s %I.%I)', lay.key,
+                      CASE WHEN pt.partcollation[0] <> 0 THEN ' COLLATE ' || pt.partcollation[0]::regcollation::text ELSE '' END,
+                      ext, new_opclass)
+        INTO s.new_partition_by FROM pg_partitioned_table pt WHERE pt.partrelid = parent;
+        s.new_bound := format('FOR VALUES WITH (MODULUS %s, REMAINDER %%s)', new_n);
+    ELSE
+        s.new_partition_by := format('LIST (%s)', s.new_bucket_sql);
+        s.new_bound := 'FOR VALUES IN (%s)';
+    END IF;
+    s.sources := parts::oid[];
+    s.shadows := '{}';
+    s.phase := 'setup';
+    RETURN s;
+END
+$function$;
+REVOKE ALL ON FUNCTION reshard_phase_plan(reshard_state, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION reshard_phase_plan(reshard_state, text) IS
+'resharding: the checks before anything is made, and the state row of a new resharding (internal)';
