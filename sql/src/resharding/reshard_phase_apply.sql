@@ -5,59 +5,86 @@
 -- that the transaction's snapshot sees, in the order they were written,
 -- and deletes them.  A delete removes one row of the same image (same
 -- bytes in every column) from the table of the old row's new bucket, found
--- by its key; there must be one, else the shadows do not hold what the old
--- partitions hold and the call stops (data_corrupted).  An insert adds the
--- new row to the table of its new bucket.  Returns the state with the
--- count; the phase is unchanged.  Past the deadline, raises SR001 (the
--- cutover's budget is spent: the engine rolls back and tries again).
+-- by its key; there must be one, else the tables filled do not hold what
+-- the old partitions hold and the call stops (data_corrupted).  An insert
+-- adds the new row to the table of its new bucket.  A row of a foreign
+-- partition whose new bucket is the partition's own is left alone (it stays
+-- where it is); a row written to a foreign partition that holds another
+-- bucket (PostgreSQL updates a key of a foreign partition in place) is an
+-- error.  Returns the state with the count; the phase is unchanged.  Past
+-- the deadline, raises SR001 (the cutover's budget is spent: the engine
+-- rolls back and tries again).
 CREATE FUNCTION reshard_phase_apply(s reshard_state, max_changes bigint, deadline timestamptz) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     e record;
-    cols text;
-    image_cols text;
+    log_row text;            -- the entry's old or new row, as a relation x with the table's columns
     target_cols text;
+    logged_cols text;
+    insert_cols text;
+    foreign_sources oid[];
+    own int;
     b int;
     k text;
-    found_row boolean;
+    found_ctid tid;
 BEGIN
-    SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum),
-           string_agg('($2).' || quote_ident(attname), ', ' ORDER BY attnum),
-           string_agg('u.' || quote_ident(attname), ', ' ORDER BY attnum)
-    INTO image_cols, cols, target_cols
+    -- (The rows are read from the log by the entry's ctid, never held in a
+    -- variable: their type is each table's own, and a plan PL/pgSQL keeps
+    -- for one table would not do for the next.)
+    SELECT string_agg('u.' || quote_ident(attname), ', ' ORDER BY attnum),
+           string_agg('x.' || quote_ident(attname), ', ' ORDER BY attnum),
+           string_agg(quote_ident(attname), ', ' ORDER BY attnum) FILTER (WHERE attgenerated = '')
+    INTO target_cols, logged_cols, insert_cols
     FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped;
-    FOR e IN EXECUTE format('SELECT ctid, op, old_row, new_row FROM %s WHERE partition = ANY ($1) ORDER BY seq LIMIT $2',
+    foreign_sources := ARRAY(SELECT oid FROM pg_class WHERE oid = ANY (s.sources) AND relkind = 'f');
+    FOR e IN EXECUTE format('SELECT ctid, partition, op FROM %s WHERE partition = ANY ($1) ORDER BY seq LIMIT $2',
                             s.log::regclass)
              USING s.sources, max_changes LOOP
         IF clock_timestamp() > deadline THEN
             RAISE EXCEPTION 'the cutover overran its budget' USING ERRCODE = 'SR001';
         END IF;
+        -- the bucket of a foreign partition (its rows of that bucket stay in it)
+        own := CASE WHEN e.partition = ANY (foreign_sources) THEN array_position(s.sources, e.partition) - 1 END;
         IF e.op IN ('u', 'd') THEN
-            EXECUTE format('SELECT %s, (%s)::text FROM (SELECT ($1).*) AS x', s.new_bucket_sql, s.key) INTO b, k USING e.old_row;
-            EXECUTE format('WITH gone AS (DELETE FROM %1$s AS t WHERE t.ctid = (SELECT u.ctid FROM %1$s AS u
-                                                                              WHERE %2$s AND pg_catalog.record_image_eq(ROW(%3$s), ROW(%4$s)) LIMIT 1)
-                                          RETURNING 1)
-                            SELECT EXISTS (SELECT FROM gone)',
-                           s.shadows[b + 1]::regclass,
-                           CASE WHEN k IS NULL THEN format('(%s) IS NULL', s.key)
-                                ELSE format('(%s) = (SELECT (%s) FROM (SELECT ($2).*) AS x)', s.key, s.key) END,
-                           target_cols, cols)
-            INTO found_row USING NULL::int, e.old_row;
-            IF NOT found_row THEN
-                RAISE EXCEPTION 'the copy of a row of % that was changed meanwhile is not in %', s.parent_name, s.shadows[b + 1]::regclass
-                    USING ERRCODE = 'data_corrupted',
-                          DETAIL = 'Nothing was swapped; the table is as it was.';
+            log_row := format('(SELECT (l.old_row).* FROM %s AS l WHERE l.ctid = $1)', s.log::regclass);
+            EXECUTE format('SELECT %s, (%s)::text FROM %s AS x', s.new_bucket_sql, s.key, log_row) INTO b, k USING e.ctid;
+            IF b IS DISTINCT FROM own THEN
+                EXECUTE format('WITH x AS MATERIALIZED %1$s
+                                SELECT u.ctid FROM %2$s AS u
+                                WHERE %3$s AND pg_catalog.record_image_eq(ROW(%4$s), (SELECT ROW(%5$s) FROM x)) LIMIT 1',
+                               log_row, s.shadows[b + 1]::regclass,
+                               CASE WHEN k IS NULL THEN format('(%s) IS NULL', s.key)
+                                    ELSE format('(%s) = (SELECT (%s) FROM x)', s.key, s.key) END,
+                               target_cols, logged_cols)
+                INTO found_ctid USING e.ctid;
+                IF found_ctid IS NULL THEN
+                    RAISE EXCEPTION 'the copy of a row of % that was changed meanwhile is not in %', s.parent_name, s.shadows[b + 1]::regclass
+                        USING ERRCODE = 'data_corrupted',
+                              DETAIL = 'Nothing was swapped; the table is as it was.';
+                END IF;
+                EXECUTE format('DELETE FROM %s WHERE ctid = $1', s.shadows[b + 1]::regclass) USING found_ctid;
             END IF;
         END IF;
         IF e.op IN ('u', 'i') THEN
-            EXECUTE format('SELECT %s FROM (SELECT ($1).*) AS x', s.new_bucket_sql) INTO b USING e.new_row;
-            EXECUTE (SELECT format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM (SELECT ($1).*) AS x',
-                                   s.shadows[b + 1]::regclass, string_agg(quote_ident(attname), ', ' ORDER BY attnum),
-                                   string_agg(quote_ident(attname), ', ' ORDER BY attnum))
-                     FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped AND attgenerated = '')
-            USING e.new_row;
+            log_row := format('(SELECT (l.new_row).* FROM %s AS l WHERE l.ctid = $1)', s.log::regclass);
+            IF own IS NOT NULL THEN
+                EXECUTE format('SELECT %s FROM %s AS x', s.old_bucket_sql, log_row) INTO b USING e.ctid;
+                IF b IS DISTINCT FROM own THEN
+                    RAISE EXCEPTION 'a row of bucket % of % was written to its foreign partition %, which holds bucket %',
+                                    coalesce(b::text, 'NULL'), s.parent_name, e.partition::regclass, own
+                        USING ERRCODE = 'check_violation',
+                              DETAIL = 'PostgreSQL updates the key of a row of a foreign partition in place, on its server, and does not move the row.  Nothing was swapped; the table is as it was.',
+                              HINT = 'Change the key of a row of a foreign partition by DELETE and INSERT.  reshard_check lists the rows in the wrong partition.';
+                END IF;
+            END IF;
+            EXECUTE format('SELECT %s FROM %s AS x', s.new_bucket_sql, log_row) INTO b USING e.ctid;
+            IF b IS DISTINCT FROM own THEN
+                EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s AS x',
+                               s.shadows[b + 1]::regclass, insert_cols, insert_cols, log_row)
+                USING e.ctid;
+            END IF;
         END IF;
         EXECUTE format('DELETE FROM %s WHERE ctid = $1', s.log::regclass) USING e.ctid;
         s.changes_applied := s.changes_applied + 1;
