@@ -5,7 +5,8 @@
 -- local partition (LIKE it, in its tablespace, with its persistence), an
 -- index on the key of each table filled (the shadows and the new
 -- partition), the new parent (LIKE the old one, empty, partitioned by the
--- new key) and the change log with its sequence.  The engine then guards
+-- new key) and the change log with its sequence (logged: after a crash it
+-- must still hold the writes the shadows have not received).  The engine then guards
 -- the tables it fills and starts the capture triggers (C).  Returns the
 -- state with their OIDs.
 CREATE FUNCTION reshard_phase_setup(s reshard_state) RETURNS reshard_state
@@ -46,7 +47,7 @@ BEGIN
                                 ELSE '' END)
              FROM pg_class c WHERE c.oid = s.parent);
     s.new_parent := format('%I.%I', schema_name, 'reshard_parent_' || s.parent)::regclass;
-    EXECUTE format('CREATE UNLOGGED TABLE %I.%I (seq bigint NOT NULL, partition oid NOT NULL, op "char" NOT NULL, old_row %s, new_row %s)',
+    EXECUTE format('CREATE TABLE %I.%I (seq bigint NOT NULL, partition oid NOT NULL, op "char" NOT NULL, old_row %s, new_row %s)',
                    schema_name, 'reshard_log_' || s.parent,
                    (SELECT format('%I.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent),
                    (SELECT format('%I.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent));
