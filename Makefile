@@ -62,25 +62,13 @@ SQL_SOURCES = \
 	sql/src/resharding/sharding_layout.sql \
 	sql/src/resharding/reshard_bucket_sql.sql \
 	sql/src/resharding/sharded_tables.sql \
-	sql/src/resharding/reshard_prepare.sql \
-	sql/src/resharding/reshard_enter.sql \
-	sql/src/resharding/reshard_reconcile.sql \
-	sql/src/resharding/reshard_delete_copied.sql \
-	sql/src/resharding/reshard_copy.sql \
-	sql/src/resharding/reshard_move.sql \
-	sql/src/resharding/reshard_swap.sql \
-	sql/src/resharding/reshard_cleanup.sql \
-	sql/src/resharding/reshard_validate.sql \
-	sql/src/resharding/reshard_lock.sql \
-	sql/src/resharding/reshard_run.sql \
-	sql/src/resharding/reshard_add_partition.sql \
-	sql/src/resharding/reshard_remove_partition.sql \
 	sql/src/resharding/reshard_dry_run.sql \
 	sql/src/resharding/reshard_check.sql \
 	sql/src/resharding/reshard_state.sql \
 	sql/src/resharding/reshard_progress.sql \
 	sql/src/resharding/reshard_capture.sql \
 	sql/src/resharding/reshard_row_image_hash.sql \
+	sql/src/resharding/reshard_phase_plan.sql \
 	sql/src/resharding/reshard_phase_setup.sql \
 	sql/src/resharding/reshard_phase_copy.sql \
 	sql/src/resharding/reshard_phase_apply.sql \
@@ -92,6 +80,8 @@ SQL_SOURCES = \
 	sql/src/resharding/reshard_phase_finish.sql \
 	sql/src/resharding/reshard_phase_undo.sql \
 	sql/src/resharding/reshard_engine.sql \
+	sql/src/resharding/reshard_add_partition.sql \
+	sql/src/resharding/reshard_remove_partition.sql \
 	sql/src/resharding/reshard_abort.sql
 
 # Released scripts, never edited; the current version's full script and its
@@ -140,7 +130,9 @@ ISOLATION = \
 	reshard_direct_writers \
 	reshard_read_write \
 	reshard_two_at_once \
-	reshard_long_reader
+	reshard_long_reader \
+	reshard_engine_writers \
+	reshard_engine_cutover
 
 # Tests with servers of their own (a coordinator and shards, dump and
 # restore, encodings, query cancel, memory, Swift's handoffs): TAP tests on

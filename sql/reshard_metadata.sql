@@ -18,7 +18,7 @@ GRANT CREATE ON SCHEMA public TO regress_meta_owner;
 
 CREATE TABLE tenants (id int PRIMARY KEY);
 INSERT INTO tenants SELECT generate_series(0, 9);
-CREATE TABLE orders (id bigint NOT NULL, tenant int NOT NULL REFERENCES tenants,
+CREATE TABLE orders (id bigint NOT NULL, tenant int NOT NULL,
                      note text DEFAULT 'none' COLLATE "C", amount numeric CONSTRAINT positive_amount CHECK (amount > 0),
                      doubled numeric GENERATED ALWAYS AS (amount * 2) STORED)
     PARTITION BY LIST (jumpbackhash(id, 2));
@@ -39,15 +39,21 @@ COMMENT ON TABLE orders IS 'one row per order';
 COMMENT ON COLUMN orders.note IS 'free text';
 COMMENT ON CONSTRAINT positive_amount ON orders IS 'no free orders';
 ALTER TABLE orders REPLICA IDENTITY FULL;
-CREATE PUBLICATION orders_pub FOR TABLE orders;
+-- (Published through the parent: the rows that move between partitions are
+-- not changes.  The table's owner owns them: the resharded table is added
+-- to them again as the owner.)
+CREATE PUBLICATION orders_pub FOR TABLE orders WITH (publish_via_partition_root = true);
 CREATE PUBLICATION orders_cols FOR TABLE orders (id, tenant, amount)
     WITH (publish_via_partition_root = true, publish = 'insert');
+ALTER PUBLICATION orders_pub OWNER TO regress_meta_owner;
+ALTER PUBLICATION orders_cols OWNER TO regress_meta_owner;
 GRANT SELECT ON orders TO regress_meta_reader;
 GRANT INSERT, UPDATE ON orders TO regress_meta_writer WITH GRANT OPTION;
 GRANT SELECT (id, note), UPDATE (note) ON orders TO PUBLIC;
 ALTER TABLE orders OWNER TO regress_meta_owner;
 ALTER TABLE orders_0 OWNER TO regress_meta_owner;
 ALTER TABLE orders_1 OWNER TO regress_meta_owner;
+ALTER STATISTICS orders_stats OWNER TO regress_meta_owner;
 REVOKE TRUNCATE ON orders FROM regress_meta_owner;
 
 -- Everything about a table that must survive, by name, from the catalogs.
@@ -92,7 +98,6 @@ SELECT line AS compared FROM before ORDER BY 1;
 
 CREATE TABLE orders_2 (LIKE orders INCLUDING ALL);
 ALTER TABLE orders_2 ADD PRIMARY KEY (id);
-ALTER TABLE orders_2 ADD FOREIGN KEY (tenant) REFERENCES tenants;
 ALTER TABLE orders_2 OWNER TO regress_meta_owner;
 -- A foreign key to a partition (one cannot refer to the parent: a table
 -- partitioned by an expression has no unique constraint) stops it up front:
@@ -114,8 +119,6 @@ SELECT pg_get_partkeydef('orders'::regclass) AS partition_key,
        (SELECT count(*) FROM (SELECT id, tenant, note, amount, doubled FROM orders
                               EXCEPT ALL SELECT * FROM rows_before) AS d) AS rows_changed,
        (SELECT count(*) FROM orders) = (SELECT count(*) FROM rows_before) AS same_count;
--- The foreign key still works, from the new parent.
-INSERT INTO orders (id, tenant, amount) VALUES (5000, 99, 1);
 
 -- And the same back to two buckets.
 CREATE TEMP TABLE at3 AS SELECT pg_temp.describe('orders') AS line;
@@ -127,6 +130,16 @@ ORDER BY 1;
 SELECT (SELECT count(*) FROM orders_2) AS orders_2_rows,
        (SELECT count(*) FROM (SELECT id, tenant, note, amount, doubled FROM orders
                               EXCEPT ALL SELECT * FROM rows_before) AS d) AS rows_changed;
+
+-- A foreign key of the table's own is refused before anything is made
+-- (1.2's engine does not carry it over yet: attaching the partitions would
+-- check them under the lock).
+ALTER TABLE orders ADD FOREIGN KEY (tenant) REFERENCES tenants;
+SET client_min_messages = warning;
+CALL reshard_add_partition('orders', 'orders_2');
+SET client_min_messages = error;
+SELECT count(*) AS relations_left FROM pg_class WHERE relname LIKE 'reshard\_%' AND relname NOT LIKE 'reshard\_state%'
+  AND relname <> 'reshard_progress';
 
 DROP PUBLICATION orders_pub, orders_cols;
 DROP TABLE orders, orders_2, tenants;

@@ -174,7 +174,7 @@ SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'CALL reshard_add_partition(''items'', ''items_other_columns'')',
     'CALL reshard_add_partition(''items'', ''items_nullable'')',
     'CALL reshard_add_partition(''items'', ''sub'')',
-    'CALL reshard_add_partition(''items'', ''items_2'', lock_timeout => ''0'')',
+    'CALL reshard_add_partition(''items'', ''items_2'', cutover_budget => ''0'')',
     'CALL reshard_add_partition(''items'', NULL)',
     'CALL reshard_add_partition(NULL, ''items_2'')',
     'CALL reshard_remove_partition(''items'', ''items_0'')',

@@ -41,6 +41,8 @@
  */
 #define LOG_COLUMNS 5
 #define LOG_OLD_ROW 3
+/* The log's name: the prefix and the parent's OID (reshard_phase_setup). */
+#define LOG_NAME_PREFIX "reshard_log_"
 
 /* What a trigger's calls in one statement share (fn_extra). */
 typedef struct capture_cache
@@ -95,6 +97,26 @@ row_image(capture_cache *cache, HeapTuple tuple)
 	return heap_copy_tuple_as_datum(tuple, cache->row_desc);
 }
 
+/*
+ * The change log with OID log, locked for inserts; NULL when it is gone.  An
+ * undo drops the log first and the triggers when it can lock each old
+ * partition (a transaction reading it may hold it for long): until then,
+ * a trigger whose log is gone captures nothing.  (A relation that took the
+ * dropped log's OID is told apart by its name.)
+ */
+static Relation
+open_log(Oid log_oid)
+{
+	Relation	log = try_table_open(log_oid, RowExclusiveLock);
+
+	if (log != NULL && strncmp(RelationGetRelationName(log), LOG_NAME_PREFIX, strlen(LOG_NAME_PREFIX)) != 0)
+	{
+		table_close(log, RowExclusiveLock);
+		return NULL;
+	}
+	return log;
+}
+
 PG_FUNCTION_INFO_V1(reshard_capture);
 
 /*
@@ -121,6 +143,9 @@ reshard_capture(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("reshard_capture must be an AFTER trigger with two arguments")));
 	event = data->tg_event;
+	log = open_log(trigger_oid_argument(data->tg_trigger, 0));
+	if (log == NULL)
+		return PointerGetDatum(NULL);	/* an undone resharding's trigger, left until it can be dropped */
 	if (TRIGGER_FIRED_BY_TRUNCATE(event))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
@@ -132,7 +157,6 @@ reshard_capture(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("reshard_capture must be a row trigger, or a TRUNCATE trigger")));
 
-	log = table_open(trigger_oid_argument(data->tg_trigger, 0), RowExclusiveLock);
 	cache = capture_cache_for(fcinfo, data, log);
 	if (TRIGGER_FIRED_BY_INSERT(event))
 	{
@@ -268,8 +292,9 @@ reshard_capture_start(Oid partition, Oid log, Oid sequence, Oid function)
 
 	create_internal_trigger(partition, "reshard_capture", function, args, TRIGGER_TYPE_AFTER, true,
 							TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE);
-	create_internal_trigger(partition, "reshard_refuse_truncate", function, args, TRIGGER_TYPE_AFTER, false,
-							TRIGGER_TYPE_TRUNCATE);
+	if (get_rel_relkind(partition) != RELKIND_FOREIGN_TABLE)	/* (which cannot have TRUNCATE triggers) */
+		create_internal_trigger(partition, "reshard_refuse_truncate", function, args, TRIGGER_TYPE_AFTER, false,
+								TRIGGER_TYPE_TRUNCATE);
 }
 
 /* Refuses every write to table but the engine's (reshard_guard). */
@@ -278,17 +303,18 @@ reshard_guard_start(Oid table, Oid function)
 {
 	create_internal_trigger(table, "reshard_guard", function, NIL, TRIGGER_TYPE_BEFORE, true,
 							TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE);
-	create_internal_trigger(table, "reshard_guard_truncate", function, NIL, TRIGGER_TYPE_BEFORE, false,
-							TRIGGER_TYPE_TRUNCATE);
+	if (get_rel_relkind(table) != RELKIND_FOREIGN_TABLE)
+		create_internal_trigger(table, "reshard_guard_truncate", function, NIL, TRIGGER_TYPE_BEFORE, false,
+								TRIGGER_TYPE_TRUNCATE);
 }
 
 /*
  * Drops the engine's triggers from relation, those it has: the internal
  * triggers calling one of functions (CreateTrigger names an internal trigger
  * after its OID, so they are found by function).  Takes ACCESS EXCLUSIVE on
- * relation.
+ * relation if it has any.  Returns how many it dropped.
  */
-void
+int
 reshard_triggers_stop(Oid relation, const Oid *functions, int count)
 {
 	Relation	catalog;
@@ -318,4 +344,5 @@ reshard_triggers_stop(Oid relation, const Oid *functions, int count)
 		ObjectAddressSet(address, TriggerRelationId, lfirst_oid(cell));
 		performDeletion(&address, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
 	}
+	return list_length(found);
 }

@@ -16,8 +16,11 @@ extern void reshard_capture_start(Oid partition, Oid log, Oid sequence, Oid func
 /* Internal triggers on table that refuse every write but the engine's (function: reshard_guard). */
 extern void reshard_guard_start(Oid table, Oid function);
 
-/* Drops the triggers above from relation, those it has (functions: reshard_capture and reshard_guard). */
-extern void reshard_triggers_stop(Oid relation, const Oid *functions, int count);
+/*
+ * Drops the triggers above from relation, those it has (functions:
+ * reshard_capture and reshard_guard); returns how many.
+ */
+extern int	reshard_triggers_stop(Oid relation, const Oid *functions, int count);
 
 /* True while this backend's engine writes to the tables it fills. */
 extern bool reshard_engine_writing;

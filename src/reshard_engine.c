@@ -18,7 +18,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
 #include "catalog/pg_type.h"
 #include "common/pg_prng.h"
 #include "executor/spi.h"
@@ -64,11 +66,25 @@ typedef struct engine
 	int			budget_ms;		/* of a cutover attempt */
 	int			attempts;		/* of the cutover and of each lock */
 	bool		claimed;
+	bool		atomic;			/* called in a transaction block: no commits */
+	int			triggers_swept; /* left by an undone resharding, dropped (unit_sweep) */
+	bool		cutover_committing; /* the COMMIT of the cutover is under way (or failed) */
 } engine;
 
 typedef void (*engine_unit) (engine *e);
 
 static Oid	state_oid(engine *e, const char *column);
+
+/* A relation's name, schema-qualified and quoted as needed, for messages and queries. */
+static char *
+relation_name(Oid relation)
+{
+	char	   *name = get_rel_name(relation);
+
+	if (name == NULL)
+		return psprintf("relation %u", relation);	/* dropped meanwhile */
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relation)), name);
+}
 
 static LOCKTAG
 claim_tag(Oid parent)
@@ -88,7 +104,7 @@ claim(engine *e)
 	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("table %s is being resharded by another backend", get_rel_name(e->parent)),
+				 errmsg("table %s is being resharded by another backend", relation_name(e->parent)),
 				 errhint("See reshard_progress.")));
 	e->claimed = true;
 }
@@ -150,28 +166,35 @@ save_state(engine *e)
 {
 	state_query(e,
 				"UPDATE %1$s.reshard_state AS t SET (parent, operation, partition, bucket, method, key, old_buckets,"
-				" new_buckets, new_bucket_sql, new_partition_by, new_bound, sources, shadows, new_parent, log,"
+				" new_buckets, old_bucket_sql, new_bucket_sql, new_partition_by, new_bound, sources, shadows, new_parent, log,"
 				" log_sequence, catalog, validate, phase, rows_to_move, rows_copied, rows_verified,"
 				" sources_copied, changes_applied, cutover_attempts, last_progress, backend_pid, error)"
 				" = (n.parent, n.operation, n.partition, n.bucket, n.method, n.key, n.old_buckets, n.new_buckets,"
-				" n.new_bucket_sql, n.new_partition_by, n.new_bound, n.sources, n.shadows, n.new_parent, n.log,"
+				" n.old_bucket_sql, n.new_bucket_sql, n.new_partition_by, n.new_bound, n.sources, n.shadows, n.new_parent, n.log,"
 				" n.log_sequence, n.catalog, n.validate, n.phase, n.rows_to_move, n.rows_copied, n.rows_verified,"
 				" n.sources_copied, n.changes_applied, n.cutover_attempts, pg_catalog.clock_timestamp(),"
 				" pg_catalog.pg_backend_pid(), n.error)"
 				" FROM (SELECT ($1::%1$s.reshard_state).*) AS n WHERE t.parent = $2::pg_catalog.oid",
 				psprintf("%u", e->parent));
-	/* After the cutover, the state is the new parent's. */
-	if (state_oid(e, "parent") != e->parent)
-	{
-		Oid			old = e->parent;
+}
 
-		e->parent = state_oid(e, "parent");
-		claim(e);
-		e->parent = old;
-		unclaim(e);
-		e->parent = state_oid(e, "parent");
-		e->claimed = true;
-	}
+/*
+ * After the cutover committed, the state is the new parent's: so is the
+ * claim.
+ */
+static void
+follow_new_parent(engine *e)
+{
+	Oid			old = e->parent;
+
+	if (state_oid(e, "parent") == old)
+		return;
+	e->parent = state_oid(e, "parent");
+	claim(e);
+	e->parent = old;
+	unclaim(e);
+	e->parent = state_oid(e, "parent");
+	e->claimed = true;
 }
 
 static Datum
@@ -319,9 +342,10 @@ back_off(int ms)
 /*
  * Runs unit (which takes locks waiting at most the cutover budget) up to
  * e->attempts times while it fails to get a lock, committing after it.
+ * what says what the locks are for, in the error.
  */
 static void
-with_lock_retries(engine *e, engine_unit unit)
+with_lock_retries(engine *e, engine_unit unit, const char *what)
 {
 	for (int attempt = 1;; attempt++)
 	{
@@ -329,35 +353,48 @@ with_lock_retries(engine *e, engine_unit unit)
 
 		if (error == NULL)
 			break;
-		if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || attempt >= e->attempts)
+		if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
 			ReThrowError(error);
+		if (attempt >= e->attempts)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not lock the partitions of %s to %s within %d ms in %d attempts",
+							relation_name(e->parent), what, e->budget_ms, e->attempts),
+					 errdetail("The last attempt: %s.", error->message),
+					 errhint("Another transaction holds them; see pg_locks.")));
 		back_off(e->budget_ms);
 	}
 	save_state(e);
 	SPI_commit();
 }
 
-/* LOCK TABLE of the relations of an oid[] expression on the state row s (as the current user). */
+/*
+ * Locks the relations of an oid[] expression on the state row s, in the
+ * order given, each waiting at most lock_timeout (LOCK TABLE cannot lock a
+ * foreign table on PostgreSQL 15).
+ */
 static void
-lock_tables(engine *e, const char *relations, const char *mode)
+lock_tables(engine *e, const char *relations, LOCKMODE mode)
 {
 	Datum		arg = e->state;
 	Oid			type = e->state_type;
-	int			ret;
-	bool		isnull;
-	Datum		statement;
+	List	   *oids = NIL;
+	ListCell   *cell;
 
-	ret = SPI_execute_with_args(psprintf("SELECT pg_catalog.format('LOCK TABLE %%s IN %s MODE',"
-										 " pg_catalog.string_agg(r::pg_catalog.regclass::text, ', ' ORDER BY o))"
-										 " FROM (SELECT ($1::%s.reshard_state).*) AS s,"
-										 " LATERAL pg_catalog.unnest(%s) WITH ORDINALITY AS u(r, o) WHERE r IS NOT NULL",
-										 mode, e->schema, relations),
-								1, &type, &arg, NULL, true, 1);
-	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+	if (SPI_execute_with_args(psprintf("SELECT r FROM (SELECT ($1::%s.reshard_state).*) AS s,"
+									   " LATERAL pg_catalog.unnest(%s) WITH ORDINALITY AS u(r, o)"
+									   " WHERE r IS NOT NULL ORDER BY o",
+									   e->schema, relations),
+							  1, &type, &arg, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the tables to lock");
-	statement = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (!isnull && SPI_execute(TextDatumGetCString(statement), false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not lock the tables");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		oids = lappend_oid(oids, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
+	}
+	foreach(cell, oids)
+		LockRelationOid(lfirst_oid(cell), mode);
 }
 
 /* The OIDs of an oid[] column of the state row, NULLs left out. */
@@ -389,14 +426,15 @@ state_oid(engine *e, const char *column)
 	return isnull ? InvalidOid : DatumGetObjectId(value);
 }
 
-/* Drops the engine's triggers from relation (if it still exists). */
-static void
+/* Drops the engine's triggers from relation (if it still exists); returns how many. */
+static int
 stop_triggers(engine *e, Oid relation)
 {
 	Oid			functions[2] = {routine(e, "reshard_capture()"), routine(e, "reshard_guard()")};
 
-	if (get_rel_relkind(relation) != '\0')
-		reshard_triggers_stop(relation, functions, lengthof(functions));
+	if (get_rel_relkind(relation) == '\0')
+		return 0;
+	return reshard_triggers_stop(relation, functions, lengthof(functions));
 }
 
 /* Step "setup": the shadows, the new parent, the change log. */
@@ -416,8 +454,10 @@ unit_setup(engine *e)
 }
 
 /*
- * Step "capture": the change-log triggers on the old local partitions
- * (SHARE ROW EXCLUSIVE on each, waited for at most the budget).
+ * Step "capture": the change-log triggers on the old partitions (SHARE ROW
+ * EXCLUSIVE on the parent, then on each, as a writer through the parent
+ * locks them: no deadlock with one; each waited for at most the budget).
+ * Triggers an undone resharding left are dropped first (ACCESS EXCLUSIVE).
  */
 static void
 unit_capture(engine *e)
@@ -430,16 +470,98 @@ unit_capture(engine *e)
 
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
-	lock_tables(e, "s.sources", "SHARE ROW EXCLUSIVE");
+	lock_tables(e, "ARRAY[s.parent] || s.sources", ShareRowExclusiveLock);
 	foreach(cell, state_oids(e, "sources"))
+	{
+		(void) stop_triggers(e, lfirst_oid(cell));
 		reshard_capture_start(lfirst_oid(cell), log, sequence, capture);
+	}
 	table_owner_leave(&owner);
 	set_state(e, "phase", "copy");
 }
 
+/*
+ * Takes this transaction's snapshots (the local one and, through the foreign
+ * data wrapper, each foreign partition's server's) at a moment when no
+ * write to those partitions is under way: a write through this server
+ * commits on the shard first and here second, so a snapshot taken here
+ * between the two would see the shard's change without its log entry.
+ * SHARE on each (waits for the writes under way, then lets the next ones
+ * wait) until every snapshot is taken, at most e->attempts tries of the
+ * budget each.  Then reshard_phase_copy and reshard_phase_verify see each
+ * write both in the partition and in the log, or in neither.
+ */
+static void
+snapshot_foreign_partitions(engine *e, List *partitions)
+{
+	table_owner_context owner;
+	ListCell   *cell;
+
+	if (partitions == NIL)
+		return;
+	for (int attempt = 1;; attempt++)
+	{
+		bool		locked = true;
+
+		foreach(cell, partitions)
+			if (!(locked = ConditionalLockRelationOid(lfirst_oid(cell), ShareLock)))
+				break;
+		if (locked)
+			break;
+		for (ListCell *taken = list_head(partitions); taken != cell; taken = lnext(partitions, taken))
+			UnlockRelationOid(lfirst_oid(taken), ShareLock);
+		if (attempt >= e->attempts * 10)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not find a moment without writes to the foreign partitions of %s",
+							relation_name(e->parent))));
+		back_off(Max(e->budget_ms / 10, 1));
+	}
+	table_owner_enter(e->parent, &owner);
+	foreach(cell, partitions)
+		if (SPI_execute(psprintf("SELECT FROM ONLY %s LIMIT 1",
+								 relation_name(lfirst_oid(cell))),
+						false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read a foreign partition");
+	table_owner_leave(&owner);
+	foreach(cell, partitions)
+		UnlockRelationOid(lfirst_oid(cell), ShareLock);
+}
+
+/* The foreign tables among the OIDs. */
+static List *
+foreign_tables(List *relations)
+{
+	List	   *result = NIL;
+	ListCell   *cell;
+
+	foreach(cell, relations)
+		if (get_rel_relkind(lfirst_oid(cell)) == RELKIND_FOREIGN_TABLE)
+			result = lappend_oid(result, lfirst_oid(cell));
+	return result;
+}
+
+/* Step "copy": the next old partition copied (reshard_phase_copy). */
 static void
 unit_copy(engine *e)
 {
+	int			copied = (int) state_int64(e, "sources_copied");
+	List	   *sources = NIL;
+	bool		isnull;
+	Datum	   *oids;
+	bool	   *nulls;
+	int			count;
+
+	deconstruct_array(DatumGetArrayTypeP(state_value(e, "sources", &isnull)), OIDOID, sizeof(Oid), true,
+					  TYPALIGN_INT, &oids, &nulls, &count);
+	/* the next one, as reshard_phase_copy finds it */
+	for (int i = copied; i < count; i++)
+		if (!nulls[i])
+		{
+			sources = list_make1_oid(DatumGetObjectId(oids[i]));
+			break;
+		}
+	snapshot_foreign_partitions(e, foreign_tables(sources));
 	run_phase(e, "reshard_phase_copy(reshard_state)", 0, 0, 0);
 }
 
@@ -463,6 +585,7 @@ unit_catch_up(engine *e)
 static void
 unit_verify(engine *e)
 {
+	snapshot_foreign_partitions(e, foreign_tables(state_oids(e, "sources")));
 	apply_log(e, PG_INT64_MAX, DT_NOEND);
 	run_phase(e, "reshard_phase_verify(reshard_state)", 0, 0, 0);
 }
@@ -479,7 +602,8 @@ check_budget(TimestampTz deadline)
 /*
  * What makes each table filled take the place of the one it replaces
  * (reshard_takeover_sql): the new parent the old parent's, each shadow its
- * old partition's.  Read before the old ones are dropped.
+ * old local partition's (a foreign partition keeps its place).  Read before
+ * the old ones are dropped.
  */
 static Datum
 takeover_statements(engine *e)
@@ -506,7 +630,8 @@ takeover_statements(engine *e)
 	deconstruct_array(DatumGetArrayTypeP(state_value(e, "shadows", &isnull)), OIDOID, sizeof(Oid), true,
 					  TYPALIGN_INT, &shadows, &shadow_nulls, &shadow_count);
 	for (i = 0; i < Min(source_count, shadow_count); i++)
-		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition)
+		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition &&
+			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE)
 		{
 			old = lappend_oid(old, DatumGetObjectId(sources[i]));
 			filled = lappend_oid(filled, DatumGetObjectId(shadows[i]));
@@ -551,14 +676,14 @@ unit_cutover(engine *e)
 				"       AND c.contype = 'f' AND c.conparentid = 0 AND c.conrelid <> s.parent ORDER BY 1)::pg_catalog.oid[]"
 				" || ARRAY(SELECT i.inhrelid FROM pg_catalog.pg_inherits i WHERE i.inhparent = s.parent"
 				"          AND i.inhrelid <> ALL (s.sources) ORDER BY 1)::pg_catalog.oid[]",
-				"ACCESS EXCLUSIVE");
+				AccessExclusiveLock);
 	table_owner_leave(&owner);
 	check_budget(deadline);
 	apply_log(e, PG_INT64_MAX, deadline);
 	check_budget(deadline);
 	run_phase(e, "reshard_phase_check(reshard_state)", 0, 0, 0);
 	table_owner_enter(e->parent, &owner);
-	foreach(cell, state_oids(e, "shadows"))
+	foreach(cell, list_concat(state_oids(e, "shadows"), state_oids(e, "sources")))
 		stop_triggers(e, lfirst_oid(cell));
 	stop_triggers(e, state_oid(e, "partition"));
 	statements = takeover_statements(e);
@@ -594,7 +719,7 @@ step_cutover(engine *e)
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("could not cut %s over within %d ms in %d attempts",
-							get_rel_name(e->parent), e->budget_ms, e->attempts),
+							relation_name(e->parent), e->budget_ms, e->attempts),
 					 errdetail("The last attempt: %s.", error->message),
 					 errhint("Call it again when fewer or shorter transactions write to the table, or with a larger cutover_budget or more cutover_attempts.")));
 		back_off(e->budget_ms);
@@ -611,7 +736,11 @@ step_cutover(engine *e)
 		}
 	}
 	save_state(e);
+	/* a failure now may leave the work done on some shards: the undo sees this flag */
+	e->cutover_committing = true;
 	next_transaction(false);
+	e->cutover_committing = false;
+	follow_new_parent(e);
 }
 
 static void
@@ -621,11 +750,51 @@ unit_finish(engine *e)
 }
 
 /*
- * Step "undo", before the cutover: the engine's triggers dropped (ACCESS
- * EXCLUSIVE on each table, waited for at most the budget), then its tables.
+ * Step "undo", before the cutover: the guard of the new partition dropped,
+ * then the engine's tables (reshard_phase_undo; the log first: the capture
+ * triggers whose log is gone capture nothing), each waited for at most the
+ * budget.  Then the capture triggers on the old partitions, of those that
+ * can be locked at once: a transaction that reads the table may hold one for
+ * long, and the undo waits for nobody; what is left is dropped by the next
+ * resharding of the table or by reshard_abort.
  */
 static void
 unit_undo(engine *e)
+{
+	table_owner_context owner;
+	Oid			partition = state_oid(e, "partition");
+	ListCell   *cell;
+
+	bool		isnull;
+	int			sources = ArrayGetNItems(1, ARR_DIMS(DatumGetArrayTypeP(state_value(e, "sources", &isnull))));
+
+	set_lock_timeout(e->budget_ms);
+	table_owner_enter(e->parent, &owner);
+	if (!list_member_oid(state_oids(e, "sources"), partition))
+		(void) stop_triggers(e, partition);
+	table_owner_leave(&owner);
+	/* the copies up to date, once all are made: the undo may add some back to shards */
+	if (state_int64(e, "sources_copied") > sources)
+		apply_log(e, PG_INT64_MAX, DT_NOEND);
+	run_phase(e, "reshard_phase_undo(reshard_state,boolean)", 1, BoolGetDatum(e->cutover_committing), 0);
+	table_owner_enter(e->parent, &owner);
+	foreach(cell, state_oids(e, "sources"))
+	{
+		if (ConditionalLockRelationOid(lfirst_oid(cell), AccessExclusiveLock))
+			(void) stop_triggers(e, lfirst_oid(cell));
+		else
+			ereport(WARNING,
+					(errmsg("the resharding's trigger on %s is left, inactive: another transaction holds the table",
+							relation_name(lfirst_oid(cell))),
+					 errhint("The next resharding of %s drops it, or reshard_abort once that transaction ended.",
+							 relation_name(e->parent))));
+	}
+	table_owner_leave(&owner);
+}
+
+/* The engine's triggers that an undone resharding left on the old partitions, dropped. */
+static void
+unit_sweep(engine *e)
 {
 	table_owner_context owner;
 	ListCell   *cell;
@@ -633,10 +802,8 @@ unit_undo(engine *e)
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, state_oids(e, "sources"))
-		stop_triggers(e, lfirst_oid(cell));
-	stop_triggers(e, state_oid(e, "partition"));
+		e->triggers_swept += stop_triggers(e, lfirst_oid(cell));
 	table_owner_leave(&owner);
-	run_phase(e, "reshard_phase_undo(reshard_state)", 0, 0, 0);
 }
 
 /*
@@ -654,9 +821,9 @@ step(engine *e)
 		return false;
 	next_transaction(strcmp(phase, "copy") == 0 || strcmp(phase, "verify") == 0);
 	if (strcmp(phase, "capture") == 0)
-		with_lock_retries(e, unit_capture);
+		with_lock_retries(e, unit_capture, "start capturing its writes");
 	else if (strcmp(phase, "undo") == 0)
-		with_lock_retries(e, unit_undo);
+		with_lock_retries(e, unit_undo, "undo the resharding");
 	else if (strcmp(phase, "cutover") == 0)
 		step_cutover(e);
 	else
@@ -687,13 +854,8 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 {
 	bool		isnull;
 
-	if (fcinfo->context == NULL || !IsA(fcinfo->context, CallContext) ||
-		((CallContext *) fcinfo->context)->atomic)
-		ereport(ERROR,
-				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
-				 errmsg("cannot reshard inside a transaction block"),
-				 errdetail("Resharding commits several transactions of its own."),
-				 errhint("Call it on its own, outside BEGIN ... COMMIT.")));
+	e->atomic = fcinfo->context == NULL || !IsA(fcinfo->context, CallContext) ||
+		((CallContext *) fcinfo->context)->atomic;
 	if (budget != NULL)
 	{
 		int64		ms = (budget->month * (int64) DAYS_PER_MONTH + budget->day) * SECS_PER_DAY * 1000 + budget->time / 1000;
@@ -712,6 +874,8 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 	e->attempts = attempts;
 	e->parent = parent;
 	e->claimed = false;
+	e->triggers_swept = 0;
+	e->cutover_committing = false;
 	e->state = (Datum) 0;
 	if (get_rel_relkind(parent) == '\0')
 		ereport(ERROR,
@@ -720,8 +884,8 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 	if (!RELATION_OWNERCHECK(parent, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s to reshard it", get_rel_name(parent))));
-	SPI_connect_ext(SPI_OPT_NONATOMIC);
+				 errmsg("must be owner of table %s to reshard it", relation_name(parent))));
+	SPI_connect_ext(e->atomic ? 0 : SPI_OPT_NONATOMIC);
 	e->memory = CurrentMemoryContext;
 	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname), c.relowner, c.reltype"
 					" FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace"
@@ -734,19 +898,35 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 	e->state_type = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
 }
 
+/* The table relation is a partition of, or InvalidOid. */
+static Oid
+partition_parent(Oid relation)
+{
+	return get_rel_relispartition(relation) ? get_partition_parent(relation, false) : InvalidOid;
+}
+
+/* A call that must commit, made in a transaction block, is refused. */
+static void
+refuse_atomic(engine *e)
+{
+	if (e->atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("cannot reshard %s inside a transaction block", relation_name(e->parent)),
+				 errdetail("Resharding commits several transactions of its own."),
+				 errhint("Call it on its own, outside BEGIN ... COMMIT.")));
+}
+
 /*
  * The state row of a new resharding (after the checks), or the one of an
- * interrupted resharding of the same table with the same arguments.
+ * interrupted resharding of the same table with the same arguments.  In a
+ * transaction block, only the checks run (their errors say more than the
+ * block's), and then the call is refused.
  */
-static void
+static bool
 begin(engine *e, const char *operation, Oid partition)
 {
-	Datum		args[3] = {ObjectIdGetDatum(e->parent), CStringGetTextDatum(operation), ObjectIdGetDatum(partition)};
-	Oid			types[3] = {REGCLASSOID, TEXTOID, REGCLASSOID};
-	char		nulls[3] = {' ', ' ', OidIsValid(partition) ? ' ' : 'n'};
-	table_owner_context owner;
 	bool		isnull;
-	char	   *plan;
 
 	claim(e);
 	if (load_state(e))
@@ -761,44 +941,45 @@ begin(engine *e, const char *operation, Oid partition)
 				(OidIsValid(partition) && state_oid(e, "partition") != partition))
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_IN_USE),
-						 errmsg("an interrupted resharding of %s is in phase %s", get_rel_name(e->parent), phase),
+						 errmsg("an interrupted resharding of %s is in phase %s", relation_name(e->parent), phase),
 						 errhint("Call it again with the same arguments to finish it, or undo it with reshard_abort.")));
-			return;
+			refuse_atomic(e);
+			return true;
+		}
+		/* Called again after it ended: the same resharding is done already. */
+		if (strcmp(phase, "done") == 0 && OidIsValid(partition) && state_oid(e, "partition") == partition &&
+			strcmp(TextDatumGetCString(state_value(e, "operation", &isnull)), operation) == 0 &&
+			partition_parent(partition) == (strcmp(operation, "add") == 0 ? e->parent : InvalidOid))
+		{
+			ereport(NOTICE,
+					(errmsg("%s was resharded by this %s already; nothing to do", relation_name(e->parent),
+							operation)));
+			return false;
 		}
 		state_query(e, "DELETE FROM %1$s.reshard_state WHERE parent = ($1::%1$s.reshard_state).parent", NULL);
 	}
 
-	/* The checks of 1.1 (as the owner), and the plan made into a state row. */
-	table_owner_enter(e->parent, &owner);
-	if (SPI_execute_with_args(psprintf("CALL %s.reshard_prepare($1, $2, $3, NULL)", e->schema),
-							  3, types, args, nulls, false, 0) != SPI_OK_UTILITY || SPI_processed != 1)
-		elog(ERROR, "reshard_prepare returned no plan");
-	plan = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	table_owner_leave(&owner);
+	/* The states of dropped tables go. */
+	state_query(e, "DELETE FROM %1$s.reshard_state AS s"
+				" WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = s.parent)", NULL);
+
+	/* The checks (as the owner), then the state row written. */
 	e->state = (Datum) 0;
-	state_query(e, "INSERT INTO %1$s.reshard_state (parent, parent_name, operation, partition,"
-				 " bucket, method, key, old_buckets, new_buckets, new_bucket_sql,"
-				 " new_partition_by, new_bound, sources, shadows, phase)"
-				 " SELECT (p->>'parent')::pg_catalog.regclass, p->>'parent', p->>'operation',"
-				 "  COALESCE((p->>'removed')::pg_catalog.regclass, (p->'partitions'->-1->>'rel')::pg_catalog.regclass),"
-				 "  CASE p->>'operation' WHEN 'add' THEN (p->>'new_n')::int - 1 ELSE (p->>'old_n')::int - 1 END,"
-				 "  p->>'method', p->>'key', (p->>'old_n')::int, (p->>'new_n')::int,"
-				 "  CASE WHEN p->>'method' = 'hash_operator_class'"
-				 "       THEN pg_catalog.format('COALESCE(%%s, 0)', p->>'new_expr') ELSE p->>'new_expr' END,"
-				 "  p->>'partition_by', p->>'bound',"
-				 "  ARRAY(SELECT u.rel FROM (SELECT (q->>'rel')::pg_catalog.regclass::oid AS rel, (q->>'bucket')::int AS b"
-				 "                           FROM pg_catalog.jsonb_array_elements(p->'partitions') AS q"
-				 "                           WHERE p->>'operation' = 'remove' OR (q->>'bucket')::int < (p->>'old_n')::int"
-				 "                           UNION ALL SELECT (p->>'removed')::pg_catalog.regclass::oid, (p->>'old_n')::int - 1"
-				 "                           WHERE p->>'operation' = 'remove') AS u ORDER BY u.b),"
-				 "  '{}', 'setup'"
-				 " FROM (SELECT $2::jsonb AS p) AS x RETURNING reshard_state",
-				plan);
-	if (e->state == (Datum) 0)
-		elog(ERROR, "could not record the resharding of %s", get_rel_name(e->parent));
+	state_query(e, "SELECT pg_catalog.jsonb_populate_record(NULL::%1$s.reshard_state, $2::pg_catalog.jsonb)",
+				OidIsValid(partition) ? psprintf("{\"parent\": %u, \"partition\": %u}", e->parent, partition)
+				: psprintf("{\"parent\": %u}", e->parent));
+	run_phase(e, "reshard_phase_plan(reshard_state,text)", 1, CStringGetTextDatum(operation), 0);
+	refuse_atomic(e);
+	state_query(e, "INSERT INTO %1$s.reshard_state (parent, parent_name, operation, partition, bucket, method, key,"
+				" old_buckets, new_buckets, old_bucket_sql, new_bucket_sql, new_partition_by, new_bound, sources,"
+				" shadows, phase)"
+				" SELECT n.parent, n.parent_name, n.operation, n.partition, n.bucket, n.method, n.key, n.old_buckets,"
+				" n.new_buckets, n.old_bucket_sql, n.new_bucket_sql, n.new_partition_by, n.new_bound, n.sources,"
+				" n.shadows, n.phase FROM (SELECT ($1::%1$s.reshard_state).*) AS n RETURNING reshard_state", NULL);
 	run_phase(e, "reshard_phase_check(reshard_state)", 0, 0, 0);
 	save_state(e);
 	next_transaction(false);
+	return true;
 }
 
 /* Undoes what a resharding that has not cut over made; false if it has cut over. */
@@ -815,6 +996,36 @@ undo(engine *e)
 	while (step(e))
 		;
 	return true;
+}
+
+/*
+ * Undoes what a call that failed before its cutover made.  If the undo
+ * fails too, that is a WARNING: the call's own error is the one to see.
+ */
+static void
+undo_after_error(engine *e)
+{
+	MemoryContext context = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		(void) undo(e);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		MemoryContextSwitchTo(e->memory);
+		error = CopyErrorData();
+		FlushErrorState();
+		MemoryContextSwitchTo(context);
+		SPI_rollback();
+		ereport(WARNING,
+				(errcode(error->sqlerrcode),
+				 errmsg("could not undo the resharding of %s: %s", relation_name(e->parent), error->message),
+				 errhint("reshard_abort(%s) undoes it; reshard_progress shows how far it got.", relation_name(e->parent))));
+	}
+	PG_END_TRY();
 }
 
 /* Records error in the state row; after an error, in a transaction of its own. */
@@ -849,38 +1060,40 @@ run_steps(engine *e)
 	return error;
 }
 
-PG_FUNCTION_INFO_V1(reshard_run);
-
 /*
- * CALL reshard_engine_run(parent, operation, partition, cutover_budget,
- * cutover_attempts): a resharding from the checks to the end, or the
- * continuation of an interrupted one.  An error before the cutover undoes
- * what the call made (the table is as it was); after it, calling again
- * finishes.
+ * A resharding from the checks to the end, or the continuation of an
+ * interrupted one; returns the rows it moved.  An error before the cutover
+ * undoes what the call made (the table is as it was); after it, calling
+ * again finishes.
  */
-Datum
-reshard_run(PG_FUNCTION_ARGS)
+static int64
+run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budget_arg, int attempts_arg)
 {
 	engine		e;
+	int64		moved_rows = 0;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(budget_arg) || PG_ARGISNULL(attempts_arg))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
-	engine_open(&e, fcinfo, PG_GETARG_OID(0), PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4));
+	engine_open(&e, fcinfo, PG_GETARG_OID(0), PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg));
 	PG_TRY();
 	{
 		ErrorData  *error;
 
-		begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2));
-		error = run_steps(&e);
-		if (error != NULL)
+		if (!begin(&e, operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg)))
+			error = NULL;
+		else if ((error = run_steps(&e)) == NULL)
+			moved_rows = state_int64(&e, "rows_to_move");
+		else
 		{
 			/* step() leaves no subtransaction open; the transaction may be failed */
 			SPI_rollback();
-			(void) load_state(&e);
-			record_error(&e, error);
-			(void) undo(&e);
+			if (load_state(&e))
+			{
+				record_error(&e, error);
+				undo_after_error(&e);
+			}
 			ReThrowError(error);
 		}
 	}
@@ -891,6 +1104,60 @@ reshard_run(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	SPI_finish();
+	return moved_rows;
+}
+
+/* The procedure's INOUT moved_rows, as its result row. */
+static Datum
+moved_rows_result(FunctionCallInfo fcinfo, int64 moved_rows)
+{
+	TupleDesc	tupdesc;
+	Datum		values[1] = {Int64GetDatum(moved_rows)};
+	bool		nulls[1] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+}
+
+PG_FUNCTION_INFO_V1(reshard_add_partition);
+
+/*
+ * CALL reshard_add_partition(parent, new_partition, moved_rows,
+ * cutover_budget, cutover_attempts)
+ */
+Datum
+reshard_add_partition(PG_FUNCTION_ARGS)
+{
+	return moved_rows_result(fcinfo, run(fcinfo, "add", 1, 3, 4));
+}
+
+PG_FUNCTION_INFO_V1(reshard_remove_partition);
+
+/*
+ * CALL reshard_remove_partition(parent, partition, moved_rows,
+ * cutover_budget, cutover_attempts)
+ */
+Datum
+reshard_remove_partition(PG_FUNCTION_ARGS)
+{
+	return moved_rows_result(fcinfo, run(fcinfo, "remove", 1, 3, 4));
+}
+
+PG_FUNCTION_INFO_V1(reshard_run);
+
+/*
+ * CALL reshard_engine_run(parent, operation, partition, cutover_budget,
+ * cutover_attempts): either, by name (tests).
+ */
+Datum
+reshard_run(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("operation must not be null")));
+	(void) run(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(1)), 2, 3, 4);
 	PG_RETURN_VOID();
 }
 
@@ -906,7 +1173,7 @@ reshard_begin(PG_FUNCTION_ARGS)
 	e.budget_ms = 500;
 	PG_TRY();
 	{
-		begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2));
+		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2));
 	}
 	PG_FINALLY();
 	{
@@ -931,11 +1198,12 @@ reshard_step(PG_FUNCTION_ARGS)
 	engine_open(&e, fcinfo, PG_GETARG_OID(0), PG_GETARG_INTERVAL_P(1), PG_GETARG_INT32(2));
 	PG_TRY();
 	{
+		refuse_atomic(&e);
 		claim(&e);
 		if (!load_state(&e))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("table %s is not being resharded", get_rel_name(e.parent))));
+					 errmsg("table %s is not being resharded", relation_name(e.parent))));
 		(void) step(&e);
 	}
 	PG_FINALLY();
@@ -967,16 +1235,29 @@ reshard_abort(PG_FUNCTION_ARGS)
 	e.budget_ms = 500;
 	PG_TRY();
 	{
+		refuse_atomic(&e);
 		claim(&e);
-		if (!load_state(&e) ||
-			strcmp(state_phase(&e), "done") == 0 || strcmp(state_phase(&e), "aborted") == 0)
+		if (!load_state(&e))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("table %s has no interrupted resharding", get_rel_name(e.parent))));
-		if (!undo(&e))
+					 errmsg("table %s has no interrupted resharding", relation_name(e.parent))));
+		if (strcmp(state_phase(&e), "done") == 0 || strcmp(state_phase(&e), "aborted") == 0)
+		{
+			/* what an undo could not drop at once */
+			next_transaction(false);
+			with_lock_retries(&e, unit_sweep, "drop the triggers an undone resharding left");
+			if (e.triggers_swept == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("table %s has no interrupted resharding", relation_name(e.parent))));
+			ereport(NOTICE,
+					(errmsg("dropped %d triggers an undone resharding of %s left", e.triggers_swept,
+							relation_name(e.parent))));
+		}
+		else if (!undo(&e))
 		{
 			ereport(NOTICE,
-					(errmsg("the resharding of %s had cut over already; finishing it", get_rel_name(e.parent))));
+					(errmsg("the resharding of %s had cut over already; finishing it", relation_name(e.parent))));
 			while (step(&e))
 				;
 		}

@@ -11,7 +11,9 @@
 -- partition whose new bucket is the partition's own is left alone (it stays
 -- where it is); a row written to a foreign partition that holds another
 -- bucket (PostgreSQL updates a key of a foreign partition in place) is an
--- error.  Returns the state with the count; the phase is unchanged.  Past
+-- error.  Returns the state with the counts (of the changes applied, and
+-- of the rows to move: a change to a row that moves counts as one more or
+-- one less); the phase is unchanged.  Past
 -- the deadline, raises SR001 (the cutover's budget is spent: the engine
 -- rolls back and tries again).
 CREATE FUNCTION reshard_phase_apply(s reshard_state, max_changes bigint, deadline timestamptz) RETURNS reshard_state
@@ -26,6 +28,7 @@ DECLARE
     insert_cols text;
     foreign_sources oid[];
     own int;
+    old_bucket int;
     b int;
     k text;
     found_ctid tid;
@@ -45,11 +48,15 @@ BEGIN
         IF clock_timestamp() > deadline THEN
             RAISE EXCEPTION 'the cutover overran its budget' USING ERRCODE = 'SR001';
         END IF;
+        old_bucket := array_position(s.sources, e.partition) - 1;
         -- the bucket of a foreign partition (its rows of that bucket stay in it)
-        own := CASE WHEN e.partition = ANY (foreign_sources) THEN array_position(s.sources, e.partition) - 1 END;
+        own := CASE WHEN e.partition = ANY (foreign_sources) THEN old_bucket END;
         IF e.op IN ('u', 'd') THEN
             log_row := format('(SELECT (l.old_row).* FROM %s AS l WHERE l.ctid = $1)', s.log::regclass);
             EXECUTE format('SELECT %s, (%s)::text FROM %s AS x', s.new_bucket_sql, s.key, log_row) INTO b, k USING e.ctid;
+            IF b IS DISTINCT FROM old_bucket THEN
+                s.rows_to_move := s.rows_to_move - 1;
+            END IF;
             IF b IS DISTINCT FROM own THEN
                 EXECUTE format('WITH x AS MATERIALIZED %1$s
                                 SELECT u.ctid FROM %2$s AS u
@@ -80,6 +87,9 @@ BEGIN
                 END IF;
             END IF;
             EXECUTE format('SELECT %s FROM %s AS x', s.new_bucket_sql, log_row) INTO b USING e.ctid;
+            IF b IS DISTINCT FROM old_bucket THEN
+                s.rows_to_move := s.rows_to_move + 1;
+            END IF;
             IF b IS DISTINCT FROM own THEN
                 EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s AS x',
                                s.shadows[b + 1]::regclass, insert_cols, insert_cols, log_row)

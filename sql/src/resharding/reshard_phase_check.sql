@@ -1,16 +1,37 @@
 -- sql/src/resharding/reshard_phase_check.sql
 --	reshard_phase_check: what the checks saw, the same at the cutover (internal)
 
--- As the table's owner.  The first call (after reshard_prepare's checks,
+-- As the table's owner.  The first call (after reshard_phase_plan's checks,
 -- before anything is made) records what of the table the checks and the
 -- cutover depend on: its partitions, owners, columns, indexes,
 -- constraints, triggers, rules, policies, row-level security, security
--- labels, publications, and the foreign keys that refer to it.  The call at
+-- labels, publications, foreign tables' servers and options, and the
+-- foreign keys that refer to it.  The call at
 -- the cutover, under the lock, compares: anything added, changed or
 -- removed meanwhile (a trigger on a partition, a policy, a publication...)
 -- is an error (object_not_in_prerequisite_state), which undoes the
 -- resharding before it cuts over.  The engine's own index and CHECK on the
 -- new partition are not counted.
+--
+-- Both calls first refuse (feature_not_supported) what the engine cannot
+-- reshard: a table published through its partitions: by a publication that
+-- covers the table, one of its partitions or the new partition (FOR TABLE,
+-- FOR TABLES IN SCHEMA of their schema, FOR ALL TABLES) without
+-- publish_via_partition_root, or that covers some of its partitions and
+-- not the table.  Such a publication sends the partitions' changes under
+-- the partitions' names, and the rows the engine moves between partitions
+-- would not reach its subscribers: the copies are written into tables that
+-- are not partitions yet, the cutover swaps tables and deletes no
+-- row.  Published through the root (the table), the moves change nothing of
+-- what is published, and the writes of others are sent as the table's,
+-- before the cutover and after it (the new table takes the old one's
+-- publications).  Refused first, with or without
+-- publish_via_partition_root: a publication that would publish the tables
+-- the engine fills or empties under their own names, FOR ALL TABLES, FOR
+-- TABLES IN SCHEMA of the table's schema (the shadows), of the new or
+-- removed partition's or of the extension's (reshard_state), FOR TABLE the
+-- new or removed partition: its subscribers would receive the copies, or
+-- fail on tables they do not have.
 CREATE FUNCTION reshard_phase_check(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -19,14 +40,70 @@ DECLARE
     rels oid[];
     seen text[];
     changed text;
+    hint text;
 BEGIN
     rels := ARRAY[s.parent] || ARRAY(SELECT inhrelid FROM pg_inherits WHERE inhparent = s.parent ORDER BY inhrelid)
             || s.partition;
-    SELECT string_agg(c.oid::regclass::text, ', ') INTO changed
-    FROM pg_class c WHERE c.oid = ANY (rels) AND c.relkind = 'f';
+    SELECT CASE WHEN count(*) = 1 THEN 'publication ' ELSE 'publications ' END
+           || string_agg(format('%I', p.pubname), ', ' ORDER BY p.pubname),
+           concat_ws(' ',
+                     CASE WHEN bool_or(p.puballtables OR wide.nspname IS NOT NULL)
+                          THEN format('Publish the table in a publication FOR TABLE %s WITH (publish_via_partition_root = true), not %s.',
+                                      s.parent_name,
+                                      string_agg(CASE WHEN p.puballtables THEN format('%I (FOR ALL TABLES)', p.pubname)
+                                                      WHEN wide.nspname IS NOT NULL
+                                                      THEN format('%I (FOR TABLES IN SCHEMA %s)', p.pubname, wide.nspname) END,
+                                                 ', ' ORDER BY p.pubname)) END,
+                     string_agg(CASE WHEN NOT p.puballtables AND wide.nspname IS NULL
+                                     THEN format('ALTER PUBLICATION %I DROP TABLE %s;', p.pubname, s.partition::regclass) END,
+                                ' ' ORDER BY p.pubname))
+    INTO changed, hint
+    FROM pg_publication p,
+         LATERAL (SELECT string_agg(DISTINCT format('%I', m.nspname), ', ') AS nspname
+                  FROM pg_publication_namespace n JOIN pg_namespace m ON m.oid = n.pnnspid
+                  WHERE n.pnpubid = p.oid
+                    AND n.pnnspid IN ((SELECT relnamespace FROM pg_class WHERE oid = s.parent),
+                                      (SELECT relnamespace FROM pg_class WHERE oid = s.partition),
+                                      (SELECT extnamespace FROM pg_extension WHERE extname = 'subsetting'))) AS wide
+    WHERE p.puballtables OR wide.nspname IS NOT NULL
+       OR EXISTS (SELECT FROM pg_publication_rel r WHERE r.prpubid = p.oid AND r.prrelid = s.partition);
     IF changed IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard % with foreign partitions (%) with the engine of 1.2 yet', s.parent_name, changed
-            USING ERRCODE = 'feature_not_supported';
+        RAISE EXCEPTION 'cannot reshard % while % would publish the tables the resharding fills', s.parent_name, changed
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'The resharding copies the rows into tables of its own in the table''s schema and into the new partition, empties the removed one, and records its state in reshard_state: the subscribers would receive their changes under their names.',
+                  HINT = hint;
+    END IF;
+    WITH pub AS (
+        SELECT p.pubname, p.pubviaroot,
+               p.puballtables
+               OR EXISTS (SELECT FROM pg_publication_rel r WHERE r.prpubid = p.oid AND r.prrelid = s.parent)
+               OR EXISTS (SELECT FROM pg_publication_namespace n JOIN pg_class c ON c.relnamespace = n.pnnspid
+                          WHERE n.pnpubid = p.oid AND c.oid = s.parent) AS whole,
+               (SELECT string_agg(r.prrelid::regclass::text, ', ' ORDER BY r.prrelid::regclass::text)
+                FROM pg_publication_rel r WHERE r.prpubid = p.oid AND r.prrelid = ANY (rels)) AS tables,
+               (SELECT string_agg(DISTINCT format('%I', m.nspname), ', ')
+                FROM pg_publication_namespace n JOIN pg_namespace m ON m.oid = n.pnnspid
+                JOIN pg_class c ON c.relnamespace = n.pnnspid
+                WHERE n.pnpubid = p.oid AND c.oid = ANY (rels)) AS schemas
+        FROM pg_publication p)
+    SELECT CASE WHEN count(*) = 1 THEN 'publication ' ELSE 'publications ' END
+           || string_agg(format('%I', pubname), ', ' ORDER BY pubname),
+           string_agg(CASE WHEN whole THEN format('ALTER PUBLICATION %I SET (publish_via_partition_root = true);', pubname)
+                           ELSE concat_ws(' ',
+                                          CASE WHEN tables IS NOT NULL
+                                               THEN format('ALTER PUBLICATION %I DROP TABLE %s;', pubname, tables) END,
+                                          CASE WHEN schemas IS NOT NULL
+                                               THEN format('ALTER PUBLICATION %I DROP TABLES IN SCHEMA %s;', pubname, schemas) END)
+                      END,
+                      ' ' ORDER BY pubname)
+    INTO changed, hint
+    FROM pub
+    WHERE (whole OR tables IS NOT NULL OR schemas IS NOT NULL) AND NOT (whole AND pubviaroot);
+    IF changed IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard % while it is published through its partitions by %', s.parent_name, changed
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'The rows the resharding moves between partitions would not reach the subscribers.',
+                  HINT = 'Publish it through its root, or not at all: ' || hint;
     END IF;
     seen := ARRAY(
         SELECT x FROM (
@@ -43,8 +120,9 @@ BEGIN
             UNION ALL
             SELECT format('%s: index %s', x.indrelid::regclass, pg_get_indexdef(x.indexrelid))
             FROM pg_index x WHERE x.indrelid = ANY (rels)
-              AND x.indexrelid <> coalesce(to_regclass(format('%I.%I', (SELECT relnamespace::regnamespace::name FROM pg_class
-                                                                       WHERE oid = s.partition),
+              AND x.indexrelid <> coalesce(to_regclass(format('%I.%I', (SELECT sn.nspname FROM pg_class sc
+                                                                       JOIN pg_namespace sn ON sn.oid = sc.relnamespace
+                                                                       WHERE sc.oid = s.partition),
                                                       'reshard_key_' || s.partition)), 0)
             UNION ALL
             SELECT format('%s: constraint %I %s%s', n.conrelid::regclass, n.conname, pg_get_constraintdef(n.oid),
@@ -66,6 +144,9 @@ BEGIN
             UNION ALL
             SELECT format('%s: security label of %s', l.objoid::regclass, l.provider)
             FROM pg_seclabel l WHERE l.classoid = 'pg_class'::regclass AND l.objoid = ANY (rels)
+            UNION ALL
+            SELECT format('%s: server %s, options %s', f.ftrelid::regclass, f.ftserver, f.ftoptions)
+            FROM pg_foreign_table f WHERE f.ftrelid = ANY (rels)
             UNION ALL
             SELECT format('%s: publication %I', r.prrelid::regclass, p.pubname)
             FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid WHERE r.prrelid = ANY (rels)) AS t

@@ -2,9 +2,12 @@
 --	reshard_phase_copy: the copy of one old partition into the shadows (internal)
 
 -- As the table's owner, in a REPEATABLE READ transaction: copies the rows of
--- the next old partition into the tables of their new buckets, and deletes
--- the log entries of that partition that the same snapshot sees (their
--- effect is in the copy).  Returns the state with the counts.
+-- the next old partition into the tables of their new buckets (of a
+-- foreign partition, only the rows that move: the others stay where they
+-- are), and deletes the log entries of that partition that the same
+-- snapshot sees (their effect is in the copy; for a foreign partition the
+-- engine took the snapshots of both servers while no write to it was
+-- under way).  Returns the state with the counts.
 CREATE FUNCTION reshard_phase_copy(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -14,6 +17,7 @@ DECLARE
     cols text;
     b int;
     n bigint;
+    is_foreign boolean;
 BEGIN
     IF current_setting('transaction_isolation') <> 'repeatable read' THEN
         RAISE EXCEPTION 'reshard_phase_copy must run in a repeatable read transaction';
@@ -27,6 +31,7 @@ BEGIN
         source := s.sources[s.sources_copied];
         EXIT WHEN source IS NOT NULL;
     END LOOP;
+    is_foreign := (SELECT relkind FROM pg_class WHERE oid = source) = 'f';
     SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
     FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped AND attgenerated = '';
     FOR b IN 0 .. s.new_buckets - 1 LOOP
@@ -35,6 +40,7 @@ BEGIN
         -- the new one; removing, the removed partition's go anywhere.
         CONTINUE WHEN NOT (b + 1 = s.sources_copied OR b = s.bucket AND s.operation = 'add'
                            OR s.operation = 'remove' AND source = s.partition);
+        CONTINUE WHEN b + 1 = s.sources_copied AND is_foreign;
         EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s = %s',
                        s.shadows[b + 1]::regclass, cols, cols, source::regclass, s.new_bucket_sql, b);
         GET DIAGNOSTICS n = ROW_COUNT;

@@ -8,12 +8,23 @@
 -- the number of partitions and catalog objects, not of rows: the change
 -- log dropped (it is empty, and of the old parent's row type), the foreign
 -- keys that refer to the parent dropped, the partitions that are not
--- replaced detached (the removed one), the old parent dropped with the old
--- local partitions, takeover (reshard_takeover_sql, read before) run to
--- give the new parent and the shadows the old ones' names and properties,
--- each table filled attached (its CHECK implies its bound: no scan) and its
--- helpers dropped, the foreign keys added again NOT VALID (validated by
--- reshard_phase_finish).  The state's parent becomes the new parent.
+-- replaced detached (the removed one, the foreign ones), the old parent
+-- dropped with the old local partitions, takeover (reshard_takeover_sql,
+-- read before) run to give the new parent and the shadows the old ones'
+-- names and properties, each table filled attached (its CHECK implies its
+-- bound: no scan) and its helpers dropped, the foreign keys added again NOT
+-- VALID (validated by reshard_phase_finish).  The state's parent becomes
+-- the new parent.
+--
+-- Foreign partitions (shards on other servers) cannot be replaced by a
+-- shadow: the rows that move out of one are deleted from it here, found by
+-- their keys (one statement per shard, sent whole to its server when the
+-- key is a column), and must be exactly the copies made of them (count and
+-- sum of row-image hashes: else a direct write on that server changed them,
+-- an error); the rows that move into one are poured into it from its
+-- incoming table.  A foreign partition removed must hold exactly the rows
+-- copied from it (count, and row-image hashes of the copies found by key).  That work grows with the rows moved to and from shards,
+-- not with the table.
 CREATE FUNCTION reshard_phase_cutover(s reshard_state, takeover text[]) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -25,9 +36,83 @@ DECLARE
     statement text;
     foreign_keys text[] := '{}';
     replaced oid[];
+    ext text;
+    cols text;
+    insert_cols text;
+    keys text;
+    key_type text;
+    moved_count bigint;
+    moved_sum numeric;
+    deleted_count bigint;
+    deleted_sum numeric;
+    copied_count bigint;
+    copied_sum numeric;
 BEGIN
-    replaced := ARRAY(SELECT src FROM unnest(s.sources) WITH ORDINALITY AS u(src, i)
-                      WHERE src IS NOT NULL AND s.shadows[i] IS NOT NULL AND s.shadows[i] <> s.partition);
+    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
+    SELECT string_agg('t.' || quote_ident(attname), ', ' ORDER BY attnum),
+           string_agg(quote_ident(attname), ', ' ORDER BY attnum) FILTER (WHERE attgenerated = '')
+    INTO cols, insert_cols
+    FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped;
+    -- The old local partitions that a shadow replaces.
+    replaced := ARRAY(SELECT u.src FROM unnest(s.sources) WITH ORDINALITY AS u(src, i) JOIN pg_class c ON c.oid = u.src
+                      WHERE c.relkind <> 'f' AND s.shadows[u.i] IS NOT NULL AND s.shadows[u.i] <> s.partition);
+    -- A foreign partition removed: its rows must be exactly their copies
+    -- (found by key: the rows of one key are all of one bucket).
+    IF s.operation = 'remove' AND (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f' THEN
+        EXECUTE format('SELECT array_agg((%1$s))::text, pg_typeof(array_agg((%1$s)))::text, count(*),
+                               coalesce(sum(%2$s.reshard_row_image_hash(ROW(%3$s))), 0)
+                        FROM ONLY %4$s AS t',
+                       s.key, ext, cols, s.partition::regclass)
+        INTO keys, key_type, moved_count, moved_sum;
+        copied_count := 0;
+        copied_sum := 0;
+        FOR b IN 0 .. s.new_buckets - 1 LOOP
+            CONTINUE WHEN s.shadows[b + 1] IS NULL OR moved_count = 0;
+            EXECUTE format('SELECT count(*), coalesce(sum(%1$s.reshard_row_image_hash(ROW(%2$s))), 0)
+                            FROM %3$s AS t WHERE (%4$s) = ANY (%5$L::%6$s)',
+                           ext, cols, s.shadows[b + 1]::regclass, s.key, keys, key_type)
+            INTO deleted_count, deleted_sum;
+            copied_count := copied_count + deleted_count;
+            copied_sum := copied_sum + deleted_sum;
+        END LOOP;
+        IF moved_count <> s.rows_to_move OR copied_count <> moved_count OR copied_sum <> moved_sum THEN
+            RAISE EXCEPTION 'the rows of % in % were changed on its server during the resharding',
+                            s.parent_name, s.partition::regclass
+                USING ERRCODE = 'data_corrupted',
+                      DETAIL = format('%s rows copied, %s in the partition (or the same count, other values): written directly on the shard, not through %s.  Nothing was swapped; the table is as it was.',
+                                      s.rows_to_move, moved_count, s.parent_name);
+        END IF;
+    END IF;
+    -- The foreign partitions: rows that moved out deleted, rows that moved in poured in.
+    FOR r IN SELECT u.src, u.i - 1 AS bucket FROM unnest(s.sources) WITH ORDINALITY AS u(src, i)
+             JOIN pg_class c ON c.oid = u.src
+             WHERE c.relkind = 'f' AND NOT (s.operation = 'remove' AND u.src = s.partition) ORDER BY u.i LOOP
+        IF s.operation = 'add' THEN
+            EXECUTE format('SELECT count(*), coalesce(sum(%1$s.reshard_row_image_hash(ROW(%2$s))), 0)
+                            FROM %3$s AS t WHERE (%4$s) = %5$s',
+                           ext, cols, s.partition::regclass, s.old_bucket_sql, r.bucket)
+            INTO moved_count, moved_sum;
+            IF moved_count > 0 THEN
+                -- (the keys go to the shard's server as one array parameter)
+                EXECUTE format('WITH d AS (DELETE FROM ONLY %1$s AS t
+                                           WHERE (%2$s) = ANY (ARRAY(SELECT (%2$s) FROM %3$s AS t WHERE (%4$s) = %5$s))
+                                           RETURNING t.*)
+                                SELECT count(*), coalesce(sum(%6$s.reshard_row_image_hash(ROW(%7$s))), 0) FROM d AS t',
+                               r.src::regclass, s.key, s.partition::regclass, s.old_bucket_sql, r.bucket, ext, cols)
+                INTO deleted_count, deleted_sum;
+                IF deleted_count <> moved_count OR deleted_sum <> moved_sum THEN
+                    RAISE EXCEPTION 'the rows of % that move from % to % were changed on its server during the resharding',
+                                    s.parent_name, r.src::regclass, s.partition::regclass
+                        USING ERRCODE = 'data_corrupted',
+                              DETAIL = format('%s rows copied, %s found to delete (or the same count, other values): written directly on the shard, not through %s.  Nothing was swapped; the table is as it was.',
+                                              moved_count, deleted_count, s.parent_name);
+                END IF;
+            END IF;
+        ELSIF s.shadows[r.bucket + 1] IS NOT NULL THEN
+            EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s',
+                           r.src::regclass, insert_cols, insert_cols, s.shadows[r.bucket + 1]::regclass);
+        END IF;
+    END LOOP;
     s.validate := '{}';
     EXECUTE format('DROP TABLE %s', s.log::regclass);
     EXECUTE format('DROP SEQUENCE %s', s.log_sequence::regclass);
@@ -57,12 +142,18 @@ BEGIN
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         CONTINUE WHEN s.shadows[b + 1] IS NULL;
         target := s.shadows[b + 1];
-        EXECUTE format('DROP INDEX %s', (SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c
-                                         JOIN pg_namespace n ON n.oid = c.relnamespace
-                                         WHERE c.relname = 'reshard_key_' || s.shadows[b + 1]
-                                           AND c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = target)));
+        IF target <> s.partition AND (SELECT relkind FROM pg_class WHERE oid = s.sources[b + 1]) = 'f' THEN
+            -- a foreign partition keeps its place; its incoming table was poured into it
+            EXECUTE format('DROP TABLE %s', target);
+            target := s.sources[b + 1];
+        ELSIF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
+            EXECUTE (SELECT format('DROP INDEX %s.%I', relnamespace::regnamespace, 'reshard_key_' || s.shadows[b + 1])
+                     FROM pg_class WHERE oid = target);
+        END IF;
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.new_parent::regclass, target, format(s.new_bound, b));
-        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', target, 'reshard_bound_' || s.shadows[b + 1]);
+        IF EXISTS (SELECT FROM pg_constraint WHERE conrelid = target AND conname = 'reshard_bound_' || s.shadows[b + 1]) THEN
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', target, 'reshard_bound_' || s.shadows[b + 1]);
+        END IF;
     END LOOP;
     FOREACH statement IN ARRAY foreign_keys LOOP
         EXECUTE statement;

@@ -3,14 +3,19 @@
 
 -- As the table's owner, after the cutover committed: validates the foreign
 -- keys that refer to the table (SHARE UPDATE EXCLUSIVE: writers go on),
--- and empties the removed partition (detached at the cutover; its rows are
--- in the others).
+-- empties the removed partition (detached at the cutover; its rows are
+-- in the others), and, after an addition, warns of rows on a foreign
+-- partition that belong to the new one: written directly on the shard's
+-- server during the resharding, not through the table, the engine did not
+-- see them (reshard_check lists them).
 CREATE FUNCTION reshard_phase_finish(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     statement text;
+    r record;
+    misplaced bigint;
 BEGIN
     FOREACH statement IN ARRAY coalesce(s.validate, '{}') LOOP
         EXECUTE statement;
@@ -18,6 +23,19 @@ BEGIN
     s.validate := NULL;
     IF s.operation = 'remove' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('TRUNCATE %s', s.partition::regclass);
+    END IF;
+    IF s.operation = 'add' THEN
+        FOR r IN SELECT u.src, u.i - 1 AS bucket FROM unnest(s.sources) WITH ORDINALITY AS u(src, i)
+                 JOIN pg_class c ON c.oid = u.src WHERE c.relkind = 'f' ORDER BY u.i LOOP
+            EXECUTE format('SELECT count(*) FROM ONLY %s WHERE (%s) <> %s',
+                           r.src::regclass, s.new_bucket_sql, r.bucket)
+            INTO misplaced;
+            IF misplaced > 0 THEN
+                RAISE WARNING '% rows of % in % belong to another partition', misplaced, s.parent_name, r.src::regclass
+                    USING DETAIL = 'They were written directly on the shard''s server during the resharding, not through the table.',
+                          HINT = format('reshard_check(%L) lists them; move each by DELETE and INSERT through the table.', s.parent_name);
+            END IF;
+        END LOOP;
     END IF;
     s.phase := 'done';
     RETURN s;

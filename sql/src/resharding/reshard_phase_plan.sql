@@ -33,7 +33,8 @@ DECLARE
     b int;
     i int;
 BEGIN
-    SELECT e.extnamespace::regnamespace::name INTO STRICT ext FROM pg_extension e WHERE e.extname = 'subsetting';
+    SELECT n.nspname INTO STRICT ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    WHERE e.extname = 'subsetting';
     SELECT * INTO STRICT p FROM pg_class WHERE oid = parent;
     IF operation IS NULL OR operation NOT IN ('add', 'remove') THEN
         RAISE EXCEPTION 'unknown resharding operation %', coalesce(operation, 'NULL')
@@ -75,9 +76,16 @@ BEGIN
     -- (pushed on its removed stack) and adds back the most recently removed
     -- one (hash4j's rules, in the extension's functions); the jump hashes
     -- add and remove only the last one.
-    IF partition IS NULL THEN
-        RAISE EXCEPTION 'the partition to % must be named', CASE operation WHEN 'add' THEN 'add' ELSE 'remove' END
-            USING ERRCODE = 'null_value_not_allowed';
+    IF partition IS NULL AND operation = 'remove' AND lay.method <> 'jumpbackanchorhash' THEN
+        partition := parts[n];   -- the jump hashes remove the last bucket
+        s.partition := partition;
+    END IF;
+    IF partition IS NULL AND operation = 'add' THEN
+        RAISE EXCEPTION 'new_partition must not be null' USING ERRCODE = 'null_value_not_allowed';
+    ELSIF partition IS NULL THEN
+        RAISE EXCEPTION 'the partition of % to remove must be named', parent
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'jumpbackanchorhash can remove any bucket: CALL reshard_remove_partition(parent, partition).';
     END IF;
     IF operation = 'add' THEN
         IF EXISTS (SELECT FROM pg_inherits WHERE inhrelid = partition) THEN
@@ -134,7 +142,9 @@ BEGIN
                   HINT = 'Detach the sequence from the table first: ALTER SEQUENCE ... OWNED BY NONE for a serial column; an identity column must be dropped (ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY) and its default given back with a sequence of its own.';
     END IF;
     SELECT string_agg(x, ', ') INTO bad FROM (
-        SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = parent AND NOT tgisinternal
+        SELECT format('foreign key %I', conname) AS x FROM pg_constraint
+        WHERE conrelid = parent AND contype = 'f' AND conparentid = 0
+        UNION ALL SELECT format('trigger %I', tgname) FROM pg_trigger WHERE tgrelid = parent AND NOT tgisinternal
         UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = parent
         UNION ALL SELECT 'row level security' WHERE p.relrowsecurity
         UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = parent
@@ -143,7 +153,7 @@ BEGIN
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'cannot reshard %, it has %', parent, bad
             USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'The parent is created again; these cannot be carried over.',
+                  DETAIL = 'The parent is created again; these cannot be carried over (its own foreign keys not yet: their partitions would be checked under the lock).',
                   HINT = 'Drop them before resharding and create them again after.';
     END IF;
     -- Objects that depend on the parent or its row type and would be dropped
@@ -208,6 +218,14 @@ BEGIN
         RAISE EXCEPTION 'cannot reshard %, it is in publications its owner does not own: %', parent, bad
             USING ERRCODE = 'insufficient_privilege',
                   DETAIL = 'The resharded table is added to them again by the table''s owner.';
+    END IF;
+    SELECT string_agg(format('%s.%I', stxnamespace::regnamespace, stxname), ', ') INTO bad
+    FROM pg_statistic_ext WHERE stxrelid = parent AND stxowner <> p.relowner;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, its statistics objects % are not its owner''s', parent, bad
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'They are created again on the resharded table by the table''s owner.',
+                  HINT = format('ALTER STATISTICS ... OWNER TO %s, if that is right.', p.relowner::regrole);
     END IF;
     IF NOT has_schema_privilege(p.relowner, p.relnamespace, 'CREATE') THEN
         RAISE EXCEPTION 'cannot reshard %, its owner % cannot create tables in schema %',
@@ -327,7 +345,7 @@ BEGIN
         s.old_bucket_sql := format('COALESCE(%s, 0)', s.old_bucket_sql);
         s.new_bucket_sql := format('COALESCE(%s, 0)', s.new_bucket_sql);
         new_opclass := regexp_replace(lay.operator_class, '^jumpbackhash[0-9]+_', 'jumpbackhash' || new_n || '_');
-        IF NOT EXISTS (SELECT FROM pg_opclass WHERE opcname = new_opclass AND opcnamespace = ext::regnamespace) THEN
+        IF NOT EXISTS (SELECT FROM pg_opclass WHERE opcname = new_opclass AND opcnamespace = (SELECT n.oid FROM pg_namespace n WHERE n.nspname = ext)) THEN
             RAISE EXCEPTION 'operator class %.% does not exist', quote_ident(ext), new_opclass
                 USING ERRCODE = 'undefined_object',
                       DETAIL = format('Resharding %s to %s buckets partitions it by HASH (%s %s).', parent, new_n, lay.key, new_opclass),

@@ -1,12 +1,16 @@
 -- sql/src/resharding/reshard_phase_setup.sql
 --	reshard_phase_setup: the shadows, the new parent and the change log (internal)
 
--- As the table's owner: one shadow per new bucket whose partition is an old
--- local partition (LIKE it, in its tablespace, with its persistence), an
--- index on the key of each table filled (the shadows and the new
--- partition), the new parent (LIKE the old one, empty, partitioned by the
--- new key) and the change log with its sequence (logged: after a crash it
--- must still hold the writes the shadows have not received).  The engine then guards
+-- As the table's owner: for each new bucket whose partition is an old
+-- local partition, a shadow (LIKE it, in its tablespace, with its
+-- persistence) that is filled with all the bucket's rows and takes the old
+-- partition's place; for each whose partition is a foreign table (a shard
+-- on another server), an incoming table that receives the rows that move
+-- to it, poured into it at the cutover; an index on the key of each table
+-- filled here (the new partition too, if local); the new parent (LIKE the
+-- old one, empty, partitioned by the new key); the change log with its
+-- sequence (logged: after a crash it must still hold the writes the
+-- shadows have not received).  The engine then guards
 -- the tables it fills and starts the capture triggers (C).  Returns the
 -- state with their OIDs.
 CREATE FUNCTION reshard_phase_setup(s reshard_state) RETURNS reshard_state
@@ -20,25 +24,35 @@ DECLARE
     target oid;
     b int;
 BEGIN
-    SELECT relnamespace::regnamespace::name INTO STRICT schema_name FROM pg_class WHERE oid = s.parent;
+    SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.oid = s.parent;
     s.shadows := array_fill(NULL::oid, ARRAY[s.new_buckets]);
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         IF s.operation = 'add' AND b = s.bucket THEN
             target := s.partition;
         ELSE
             source := s.sources[b + 1];
-            CONTINUE WHEN source IS NULL;
-            shadow := format('%I.%I', schema_name, 'reshard_shadow_' || source);
-            EXECUTE (SELECT format('CREATE %sTABLE %s (LIKE %s INCLUDING ALL)%s',
-                                   CASE c.relpersistence WHEN 'u' THEN 'UNLOGGED ' ELSE '' END, shadow, source::regclass,
-                                   CASE WHEN c.reltablespace <> 0
-                                        THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace))
-                                        ELSE '' END)
-                     FROM pg_class c WHERE c.oid = source);
+            -- (no source: a bucket of jumpbackanchorhash's removed ones, or the one removed now)
+            CONTINUE WHEN source IS NULL OR s.operation = 'remove' AND b = s.bucket;
+            IF (SELECT relkind FROM pg_class WHERE oid = source) = 'f' THEN
+                shadow := format('%I.%I', schema_name, 'reshard_incoming_' || source);
+                EXECUTE format('CREATE TABLE %s (LIKE %s INCLUDING GENERATED)', shadow, s.parent::regclass);
+            ELSE
+                shadow := format('%I.%I', schema_name, 'reshard_shadow_' || source);
+                EXECUTE (SELECT format('CREATE %sTABLE %s (LIKE %s INCLUDING ALL)%s',
+                                       CASE c.relpersistence WHEN 'u' THEN 'UNLOGGED ' ELSE '' END, shadow,
+                                       source::regclass,
+                                       CASE WHEN c.reltablespace <> 0
+                                            THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace))
+                                            ELSE '' END)
+                         FROM pg_class c WHERE c.oid = source);
+            END IF;
             target := shadow::regclass;
         END IF;
         s.shadows[b + 1] := target;
-        EXECUTE format('CREATE INDEX %I ON %s ((%s))', 'reshard_key_' || target, target::regclass, s.key);
+        IF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
+            EXECUTE format('CREATE INDEX %I ON %s ((%s))', 'reshard_key_' || target, target::regclass, s.key);
+        END IF;
     END LOOP;
     EXECUTE (SELECT format('CREATE TABLE %I.%I (LIKE %s INCLUDING ALL) PARTITION BY %s%s',
                            schema_name, 'reshard_parent_' || s.parent, s.parent::regclass, s.new_partition_by,
@@ -49,8 +63,8 @@ BEGIN
     s.new_parent := format('%I.%I', schema_name, 'reshard_parent_' || s.parent)::regclass;
     EXECUTE format('CREATE TABLE %I.%I (seq bigint NOT NULL, partition oid NOT NULL, op "char" NOT NULL, old_row %s, new_row %s)',
                    schema_name, 'reshard_log_' || s.parent,
-                   (SELECT format('%I.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent),
-                   (SELECT format('%I.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent));
+                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent),
+                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent));
     s.log := format('%I.%I', schema_name, 'reshard_log_' || s.parent)::regclass;
     EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, 'reshard_log_seq_' || s.parent);
     s.log_sequence := format('%I.%I', schema_name, 'reshard_log_seq_' || s.parent)::regclass;

@@ -2,13 +2,18 @@
 --	reshard_phase_verify: the shadows compared with the old partitions (internal)
 
 -- As the table's owner, in a REPEATABLE READ transaction, after
--- reshard_phase_apply has applied all of the log that the snapshot sees:
--- compares each table filled for a new bucket
--- with the rows of the old partitions that belong to that bucket, as
+-- reshard_phase_apply has applied all of the log that the snapshot sees
+-- (for foreign partitions, the engine took the snapshots of both servers
+-- while no write to them was under way): compares each table filled for a
+-- new bucket with the rows of the old partitions that belong to that bucket
+-- and are not already in it (a foreign partition's own rows stay), as
 -- multisets of row images (count, and the sum of a 64-bit hash of each
--- row's bytes: reshard_row_image_hash).  A difference is an error
--- (data_corrupted).  Then gives each of them a CHECK constraint that
--- implies its new bound, so that attaching it needs no scan.
+-- row's bytes: reshard_row_image_hash), reading each old partition once.  A
+-- difference is an error (data_corrupted), and so is a row of a foreign
+-- partition that is not of its bucket (reshard_check lists them).  Then
+-- gives each local table filled a CHECK constraint that implies its new
+-- bound, so that attaching it needs no scan (attaching a foreign table
+-- checks nothing).
 CREATE FUNCTION reshard_phase_verify(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -16,38 +21,69 @@ AS $function$
 DECLARE
     ext text;
     cols text;
+    r record;
     b int;
-    i int;
     sources_sql text;
-    shadow_count bigint;
-    shadow_sum numeric;
-    source_count bigint;
-    source_sum numeric;
+    filled_count bigint;
+    filled_sum numeric;
+    source_counts bigint[];
+    source_sums numeric[];
+    misplaced bigint;
     bound text;
 BEGIN
     IF current_setting('transaction_isolation') <> 'repeatable read' THEN
         RAISE EXCEPTION 'reshard_phase_verify must run in a repeatable read transaction';
     END IF;
-    SELECT quote_ident(extnamespace::regnamespace::text) INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
+    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
     SELECT string_agg('t.' || quote_ident(attname), ', ' ORDER BY attnum) INTO cols
     FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped;
+    -- The old partitions' rows by new bucket, each partition read once.
+    SELECT string_agg(format('SELECT %s AS b, %s.reshard_row_image_hash(ROW(%s)) AS h FROM ONLY %s AS t%s',
+                             s.new_bucket_sql, ext, cols, u.source::regclass,
+                             CASE WHEN c.relkind = 'f' THEN format(' WHERE (%s) IS DISTINCT FROM %s', s.new_bucket_sql, u.i - 1)
+                                  ELSE '' END),
+                      ' UNION ALL ')
+    INTO sources_sql
+    FROM unnest(s.sources) WITH ORDINALITY AS u(source, i) JOIN pg_class c ON c.oid = u.source;
+    source_counts := array_fill(0::bigint, ARRAY[s.new_buckets]);
+    source_sums := array_fill(0::numeric, ARRAY[s.new_buckets]);
+    FOR r IN EXECUTE format('SELECT b, count(*) AS n, sum(h) AS total FROM (%s) AS x GROUP BY b', sources_sql) LOOP
+        IF r.b IS NULL OR r.b < 0 OR r.b >= s.new_buckets OR s.shadows[r.b + 1] IS NULL THEN
+            RAISE EXCEPTION '% rows of % have no bucket in the new layout (bucket %)', r.n, s.parent_name, coalesce(r.b::text, 'NULL')
+                USING ERRCODE = 'data_corrupted',
+                      DETAIL = 'Nothing was swapped; the table is as it was.';
+        END IF;
+        source_counts[r.b + 1] := r.n;
+        source_sums[r.b + 1] := r.total;
+    END LOOP;
+    -- A foreign partition holds only rows of its bucket (its rows that stay
+    -- are not compared, and its rows that move are found by their bucket).
+    FOR r IN SELECT u.source, u.i - 1 AS bucket FROM unnest(s.sources) WITH ORDINALITY AS u(source, i)
+             JOIN pg_class c ON c.oid = u.source WHERE c.relkind = 'f' LOOP
+        EXECUTE format('SELECT count(*) FROM ONLY %s AS t WHERE (%s) IS DISTINCT FROM %s', r.source::regclass, s.old_bucket_sql, r.bucket)
+        INTO misplaced;
+        IF misplaced > 0 THEN
+            RAISE EXCEPTION 'foreign partition % of % holds % rows of other buckets', r.source::regclass, s.parent_name, misplaced
+                USING ERRCODE = 'check_violation',
+                      DETAIL = 'Nothing was swapped; the table is as it was.',
+                      HINT = format('SELECT * FROM reshard_check(%L) lists them; move each by DELETE and INSERT through the parent.', s.parent_name);
+        END IF;
+    END LOOP;
     s.rows_verified := 0;
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         CONTINUE WHEN s.shadows[b + 1] IS NULL;
         EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(ROW(%s))), 0) FROM %s AS t',
                        ext, cols, s.shadows[b + 1]::regclass)
-        INTO shadow_count, shadow_sum;
-        SELECT string_agg(format('SELECT %s FROM ONLY %s AS t WHERE %s = %s', cols, src::regclass, s.new_bucket_sql, b), ' UNION ALL ')
-        INTO sources_sql FROM unnest(s.sources) AS src WHERE src IS NOT NULL;
-        EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(t)), 0) FROM (%s) AS t', ext, sources_sql)
-        INTO source_count, source_sum;
-        IF shadow_count <> source_count OR shadow_sum <> source_sum THEN
+        INTO filled_count, filled_sum;
+        IF filled_count <> source_counts[b + 1] OR filled_sum <> source_sums[b + 1] THEN
             RAISE EXCEPTION 'the rows of bucket % of % differ from their copies in %', b, s.parent_name, s.shadows[b + 1]::regclass
                 USING ERRCODE = 'data_corrupted',
                       DETAIL = format('%s rows, %s copies (or the same count, other values).  Nothing was swapped; the table is as it was.',
-                                      source_count, shadow_count);
+                                      source_counts[b + 1], filled_count);
         END IF;
-        s.rows_verified := s.rows_verified + shadow_count;
+        s.rows_verified := s.rows_verified + filled_count;
+        -- (a foreign new partition, or the incoming rows of a foreign one)
+        CONTINUE WHEN EXISTS (SELECT FROM pg_class WHERE oid IN (s.shadows[b + 1], s.sources[b + 1]) AND relkind = 'f');
         bound := CASE WHEN s.method = 'hash_operator_class'
                       THEN format('satisfies_hash_partition(%s::oid, %s, %s, %s)', s.new_parent, s.new_buckets, b, s.key)
                       ELSE format('%1$s IS NOT NULL AND %1$s = %2$s', s.new_bucket_sql, b) END;

@@ -1,21 +1,11 @@
 -- sql/src/resharding/reshard_remove_partition.sql
 --	reshard_remove_partition: shrink a sharded table by one bucket
 
+-- The resharding engine (src/reshard_engine.c, docs/resharding.md).
 CREATE PROCEDURE reshard_remove_partition(parent regclass, partition regclass DEFAULT NULL,
                                           INOUT moved_rows bigint DEFAULT NULL,
-                                          lock_timeout interval DEFAULT '200ms', lock_attempts int DEFAULT 50)
-LANGUAGE plpgsql
-AS $procedure$
-BEGIN
-    IF parent IS NULL THEN
-        RAISE EXCEPTION 'parent must not be null' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    PERFORM pg_catalog.set_config('search_path',
-        (SELECT pg_catalog.quote_ident(extnamespace::regnamespace::text) FROM pg_catalog.pg_extension
-         WHERE extname = 'subsetting'), true);
-    CALL reshard_run(parent, 'remove', partition, moved_rows, lock_timeout, lock_attempts);
-END
-$procedure$;
+                                          cutover_budget interval DEFAULT '500 ms', cutover_attempts int DEFAULT 10)
+LANGUAGE C AS 'MODULE_PATHNAME', 'reshard_remove_partition';
 
 COMMENT ON PROCEDURE reshard_remove_partition(regclass, regclass, bigint, interval, int) IS
-'shrinks a table partitioned BY LIST (jumpbackhash(key, n)), BY LIST (jumphash(key, n)) or BY HASH (key jumpbackhash<n>_<type>_ops) to n - 1 buckets, moving only the rows of the last bucket, verified, to the others; the last partition is detached, not dropped; given a partition removed by a call that failed after the swap, finishes moving its rows; returns how many rows moved (see docs/resharding.md)';
+'shrinks a sharded table by one bucket, partition (by default the last bucket''s; any bucket''s for jumpbackanchorhash), moving only its rows, online and verified; the partition is detached and emptied, not dropped; writes wait only for a cutover of at most cutover_budget, tried at most cutover_attempts times; returns how many rows moved (see docs/resharding.md)';

@@ -15,7 +15,8 @@ CREATE TABLE reshard_state (
     key text NOT NULL,                   -- the key expression, as sharding_layout writes it
     old_buckets int NOT NULL,
     new_buckets int NOT NULL,
-    new_bucket_sql text NOT NULL,        -- a row's new bucket (columns unqualified)
+    old_bucket_sql text NOT NULL,        -- a row's old bucket (columns unqualified)
+    new_bucket_sql text NOT NULL,        -- a row's new bucket
     new_partition_by text NOT NULL,      -- the new parent's PARTITION BY
     new_bound text NOT NULL,             -- a partition's bound, format() with the bucket
     sources oid[] NOT NULL,              -- the old partitions, by old bucket

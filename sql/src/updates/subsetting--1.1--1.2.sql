@@ -13,18 +13,29 @@ DROP FUNCTION reshard_check(regclass);
 DROP FUNCTION reshard_dry_run(regclass, int);
 \ir ../resharding/reshard_dry_run.sql
 
--- Resharding refuses before it copies anything a table whose NOT NULL
--- constraint is not valid (PostgreSQL 18), and a new partition without
--- every CHECK constraint of the parent.
+-- 1.1's resharding engine goes: reshard_add_partition and
+-- reshard_remove_partition run 1.2's (below), with new parameters.
+DROP PROCEDURE reshard_add_partition(regclass, regclass, bigint, interval, int);
+DROP PROCEDURE reshard_remove_partition(regclass, regclass, bigint, interval, int);
+DROP PROCEDURE reshard_run(regclass, text, regclass, bigint, interval, int);
 DROP PROCEDURE reshard_prepare(regclass, text, regclass, jsonb);
-\ir ../resharding/reshard_prepare.sql
+DROP PROCEDURE reshard_enter(jsonb, boolean);
+DROP PROCEDURE reshard_reconcile(jsonb, jsonb, boolean, bigint);
+DROP PROCEDURE reshard_delete_copied(jsonb, jsonb, bigint);
+DROP PROCEDURE reshard_copy(jsonb);
+DROP PROCEDURE reshard_move(jsonb, bigint);
+DROP PROCEDURE reshard_swap(jsonb, interval, int);
+DROP PROCEDURE reshard_cleanup(jsonb);
+DROP PROCEDURE reshard_validate(jsonb);
+DROP PROCEDURE reshard_lock(text, boolean);
 
--- 1.2's resharding engine (work in progress): its state, its progress view,
--- the change log's trigger, and its phases.
+-- 1.2's resharding engine: its state, its progress view, the change log's
+-- trigger, its phases, and the procedures that run it.
 \ir ../resharding/reshard_state.sql
 \ir ../resharding/reshard_progress.sql
 \ir ../resharding/reshard_capture.sql
 \ir ../resharding/reshard_row_image_hash.sql
+\ir ../resharding/reshard_phase_plan.sql
 \ir ../resharding/reshard_phase_setup.sql
 \ir ../resharding/reshard_phase_copy.sql
 \ir ../resharding/reshard_phase_apply.sql
@@ -36,4 +47,6 @@ DROP PROCEDURE reshard_prepare(regclass, text, regclass, jsonb);
 \ir ../resharding/reshard_phase_finish.sql
 \ir ../resharding/reshard_phase_undo.sql
 \ir ../resharding/reshard_engine.sql
+\ir ../resharding/reshard_add_partition.sql
+\ir ../resharding/reshard_remove_partition.sql
 \ir ../resharding/reshard_abort.sql
