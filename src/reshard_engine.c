@@ -944,6 +944,8 @@ begin(engine *e, const char *operation, Oid partition)
 						 errmsg("an interrupted resharding of %s is in phase %s", relation_name(e->parent), phase),
 						 errhint("Call it again with the same arguments to finish it, or undo it with reshard_abort.")));
 			refuse_atomic(e);
+			/* cut short in its cutover: its COMMIT may have been done on some shards */
+			e->cutover_committing = strcmp(phase, "cutover") == 0;
 			return true;
 		}
 		/* Called again after it ended: the same resharding is done already. */
@@ -1241,6 +1243,8 @@ reshard_abort(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("table %s has no interrupted resharding", relation_name(e.parent))));
+		/* cut short in its cutover: its COMMIT may have been done on some shards */
+		e.cutover_committing = strcmp(state_phase(&e), "cutover") == 0;
 		if (strcmp(state_phase(&e), "done") == 0 || strcmp(state_phase(&e), "aborted") == 0)
 		{
 			/* what an undo could not drop at once */

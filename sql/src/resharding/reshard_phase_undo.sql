@@ -13,10 +13,9 @@
 -- that move out deleted there, or the rows that move in poured in there.
 -- The first are added back here from their copies in the new partition
 -- (the log applied first), under a lock that keeps writers through the
--- parent out: those whose key is not on the shard, when the engine saw the
--- COMMIT fail (cutover_commit_failed), or, after an interruption, when
--- none of them is on the shard (the cutover deletes them all or none; some
--- missing were deleted otherwise, directly on the shard).  The second are
+-- parent out: those whose key is not on the shard.  cutover_commit_failed
+-- says that the engine saw the COMMIT fail, or that it continues a
+-- resharding interrupted in its cutover.  The second are
 -- deleted again, found by the keys of the incoming table and their old
 -- bucket.
 CREATE FUNCTION reshard_phase_undo(s reshard_state, cutover_commit_failed boolean) RETURNS reshard_state
@@ -40,7 +39,7 @@ BEGIN
     FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped;
     FOR r IN SELECT u.src, u.i - 1 AS bucket, s.shadows[u.i] AS incoming
              FROM unnest(s.sources) WITH ORDINALITY AS u(src, i) JOIN pg_class c ON c.oid = u.src
-             WHERE c.relkind = 'f' AND u.src <> s.partition ORDER BY u.i LOOP
+             WHERE cutover_commit_failed AND c.relkind = 'f' AND u.src <> s.partition ORDER BY u.i LOOP
         IF s.operation = 'add' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
             EXECUTE format('SELECT pg_typeof(array_agg((%1$s)))::text FROM %2$s AS t WHERE (%3$s) = %4$s HAVING count(*) > 0',
                            s.key, s.partition::regclass, s.old_bucket_sql, r.bucket)
@@ -51,8 +50,6 @@ BEGIN
                             WHERE (%1$s) = ANY (ARRAY(SELECT (%1$s) FROM %3$s AS t WHERE (%4$s) = %5$s))',
                            s.key, r.src::regclass, s.partition::regclass, s.old_bucket_sql, r.bucket)
             INTO present;
-            -- (none there: that shard committed the cutover's delete; some: they were deleted otherwise)
-            CONTINUE WHEN present IS NOT NULL AND NOT cutover_commit_failed;
             EXECUTE format('INSERT INTO %1$s (%2$s) OVERRIDING SYSTEM VALUE SELECT %2$s FROM %3$s AS t
                             WHERE (%4$s) = %5$s AND (%6$s) <> ALL ($1::%7$s)',
                            r.src::regclass, insert_cols, s.partition::regclass, s.old_bucket_sql, r.bucket, s.key, key_type)
