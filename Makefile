@@ -132,7 +132,8 @@ ISOLATION = \
 	reshard_two_at_once \
 	reshard_long_reader \
 	reshard_engine_writers \
-	reshard_engine_cutover
+	reshard_engine_cutover \
+	reshard_foreign_keys
 
 # Tests with servers of their own (a coordinator and shards, dump and
 # restore, encodings, query cancel, memory, Swift's handoffs): TAP tests on

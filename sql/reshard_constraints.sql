@@ -10,6 +10,7 @@ DROP EXTENSION IF EXISTS subsetting CASCADE;
 CREATE EXTENSION subsetting;
 DROP ROLE IF EXISTS regress_reshard_maintainer;
 RESET client_min_messages;
+\set SHOW_CONTEXT never
 
 -- The rows a partition holds before and after a call: nothing was copied
 -- when the call is refused.

@@ -18,7 +18,8 @@ GRANT CREATE ON SCHEMA public TO regress_meta_owner;
 
 CREATE TABLE tenants (id int PRIMARY KEY);
 INSERT INTO tenants SELECT generate_series(0, 9);
-CREATE TABLE orders (id bigint NOT NULL, tenant int NOT NULL,
+CREATE TABLE orders (id bigint NOT NULL,
+                     tenant int NOT NULL CONSTRAINT "Tenant known" REFERENCES tenants ON DELETE CASCADE DEFERRABLE,
                      note text DEFAULT 'none' COLLATE "C", amount numeric CONSTRAINT positive_amount CHECK (amount > 0),
                      doubled numeric GENERATED ALWAYS AS (amount * 2) STORED)
     PARTITION BY LIST (jumpbackhash(id, 2));
@@ -38,6 +39,8 @@ ALTER TABLE orders ALTER COLUMN tenant SET (n_distinct_inherited = 10);
 COMMENT ON TABLE orders IS 'one row per order';
 COMMENT ON COLUMN orders.note IS 'free text';
 COMMENT ON CONSTRAINT positive_amount ON orders IS 'no free orders';
+COMMENT ON CONSTRAINT "Tenant known" ON orders IS 'every order has a tenant';
+ALTER TABLE orders_1 RENAME CONSTRAINT "Tenant known" TO orders_1_tenant;
 ALTER TABLE orders REPLICA IDENTITY FULL;
 -- (Published through the parent: the rows that move between partitions are
 -- not changes.  The table's owner owns them: the resharded table is added
@@ -50,6 +53,7 @@ ALTER PUBLICATION orders_cols OWNER TO regress_meta_owner;
 GRANT SELECT ON orders TO regress_meta_reader;
 GRANT INSERT, UPDATE ON orders TO regress_meta_writer WITH GRANT OPTION;
 GRANT SELECT (id, note), UPDATE (note) ON orders TO PUBLIC;
+GRANT REFERENCES ON tenants TO regress_meta_owner;
 ALTER TABLE orders OWNER TO regress_meta_owner;
 ALTER TABLE orders_0 OWNER TO regress_meta_owner;
 ALTER TABLE orders_1 OWNER TO regress_meta_owner;
@@ -87,8 +91,8 @@ CREATE FUNCTION pg_temp.describe(t regclass) RETURNS SETOF text LANGUAGE sql AS 
     UNION ALL SELECT format('partition %s: index %s attached %s', i.indrelid::regclass, i.indexrelid::regclass,
                             EXISTS (SELECT FROM pg_inherits h WHERE h.inhrelid = i.indexrelid))
               FROM pg_index i WHERE i.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = t)
-    UNION ALL SELECT format('partition %s: constraint %s %s inherited %s', conrelid::regclass, conname,
-                            pg_get_constraintdef(oid), coninhcount)
+    UNION ALL SELECT format('partition %s: constraint %s %s inherited %s attached %s', conrelid::regclass, conname,
+                            pg_get_constraintdef(oid), coninhcount, conparentid <> 0)
               FROM pg_constraint WHERE conrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = t)
 $$;
 CREATE TEMP TABLE before AS SELECT pg_temp.describe('orders') AS line;
@@ -131,15 +135,38 @@ SELECT (SELECT count(*) FROM orders_2) AS orders_2_rows,
        (SELECT count(*) FROM (SELECT id, tenant, note, amount, doubled FROM orders
                               EXCEPT ALL SELECT * FROM rows_before) AS d) AS rows_changed;
 
--- A foreign key of the table's own is refused before anything is made
--- (1.2's engine does not carry it over yet: attaching the partitions would
--- check them under the lock).
-ALTER TABLE orders ADD FOREIGN KEY (tenant) REFERENCES tenants;
+-- The table's own foreign key holds on the resharded table: its cascade
+-- reaches every partition (the new one too), and a row without a tenant is
+-- refused.  The other tables' triggers are the parent's only: no partition
+-- kept one of its own.
+DELETE FROM tenants WHERE id = 9;
+SELECT count(*) FILTER (WHERE tenant = 9) AS orders_of_tenant_9, count(*) AS orders FROM orders;
+INSERT INTO orders (id, tenant, amount) VALUES (5000, 9, 1);
+SELECT t.tgrelid::regclass AS relation, count(*) AS foreign_key_triggers
+FROM pg_trigger t JOIN pg_constraint c ON c.oid = t.tgconstraint
+WHERE c.contype = 'f'
+  AND c.conrelid IN (SELECT 'orders'::regclass UNION ALL SELECT inhrelid FROM pg_inherits WHERE inhparent = 'orders'::regclass)
+GROUP BY 1 ORDER BY 1::text;
+
+-- Refused before anything is made: a foreign key of the new partition's
+-- own (orders_2 kept the one it had when it was detached), one of an old
+-- partition's own (the table that takes its place would not have it), and
+-- one whose table the owner may no longer refer to.
 SET client_min_messages = warning;
+CALL reshard_add_partition('orders', 'orders_2');
+ALTER TABLE orders_2 DROP CONSTRAINT "Tenant known";
+ALTER TABLE orders_0 ADD CONSTRAINT orders_0_tenant_again FOREIGN KEY (tenant) REFERENCES tenants;
+CALL reshard_add_partition('orders', 'orders_2');
+ALTER TABLE orders_0 DROP CONSTRAINT orders_0_tenant_again;
+REVOKE REFERENCES ON tenants FROM regress_meta_owner;
+CALL reshard_add_partition('orders', 'orders_2');
+GRANT REFERENCES (id) ON tenants TO regress_meta_owner;
 CALL reshard_add_partition('orders', 'orders_2');
 SET client_min_messages = error;
 SELECT count(*) AS relations_left FROM pg_class WHERE relname LIKE 'reshard\_%' AND relname NOT LIKE 'reshard\_state%'
   AND relname <> 'reshard_progress';
+SELECT count(*) AS orders, count(*) FILTER (WHERE tableoid = 'orders_2'::regclass) AS in_orders_2,
+       count(*) FILTER (WHERE tableoid <> format('orders_%s', jumpbackhash(id, 3))::regclass) AS misplaced FROM orders;
 
 DROP PUBLICATION orders_pub, orders_cols;
 DROP TABLE orders, orders_2, tenants;

@@ -167,11 +167,11 @@ save_state(engine *e)
 	state_query(e,
 				"UPDATE %1$s.reshard_state AS t SET (parent, operation, partition, bucket, method, key, old_buckets,"
 				" new_buckets, old_bucket_sql, new_bucket_sql, new_partition_by, new_bound, sources, shadows, new_parent, log,"
-				" log_sequence, catalog, validate, phase, rows_to_move, rows_copied, rows_verified,"
+				" log_sequence, catalog, validate, foreign_keys, phase, rows_to_move, rows_copied, rows_verified,"
 				" sources_copied, changes_applied, cutover_attempts, last_progress, backend_pid, error)"
 				" = (n.parent, n.operation, n.partition, n.bucket, n.method, n.key, n.old_buckets, n.new_buckets,"
 				" n.old_bucket_sql, n.new_bucket_sql, n.new_partition_by, n.new_bound, n.sources, n.shadows, n.new_parent, n.log,"
-				" n.log_sequence, n.catalog, n.validate, n.phase, n.rows_to_move, n.rows_copied, n.rows_verified,"
+				" n.log_sequence, n.catalog, n.validate, n.foreign_keys, n.phase, n.rows_to_move, n.rows_copied, n.rows_verified,"
 				" n.sources_copied, n.changes_applied, n.cutover_attempts, pg_catalog.clock_timestamp(),"
 				" pg_catalog.pg_backend_pid(), n.error)"
 				" FROM (SELECT ($1::%1$s.reshard_state).*) AS n WHERE t.parent = $2::pg_catalog.oid",
@@ -201,6 +201,15 @@ static Datum
 state_value(engine *e, const char *column, bool *isnull)
 {
 	return GetAttributeByName(DatumGetHeapTupleHeader(e->state), column, isnull);
+}
+
+static bool
+state_is_null(engine *e, const char *column)
+{
+	bool		isnull;
+
+	(void) state_value(e, column, &isnull);
+	return isnull;
 }
 
 static char *
@@ -656,9 +665,10 @@ takeover_statements(engine *e)
 
 /*
  * One attempt at the cutover, within the budget: ACCESS EXCLUSIVE on the
- * parent, its partitions, the tables filled and the tables whose foreign
- * keys refer to the parent; the last changes; the checks again; the
- * catalog work.
+ * parent, its partitions, the tables filled, the tables whose foreign keys
+ * refer to the parent and those its own refer to (their triggers are
+ * dropped and created); the last changes; the checks again; the catalog
+ * work.
  */
 static void
 unit_cutover(engine *e)
@@ -675,7 +685,9 @@ unit_cutover(engine *e)
 				" ARRAY(SELECT DISTINCT c.conrelid FROM pg_catalog.pg_constraint c WHERE c.confrelid = s.parent"
 				"       AND c.contype = 'f' AND c.conparentid = 0 AND c.conrelid <> s.parent ORDER BY 1)::pg_catalog.oid[]"
 				" || ARRAY(SELECT i.inhrelid FROM pg_catalog.pg_inherits i WHERE i.inhparent = s.parent"
-				"          AND i.inhrelid <> ALL (s.sources) ORDER BY 1)::pg_catalog.oid[]",
+				"          AND i.inhrelid <> ALL (s.sources) ORDER BY 1)::pg_catalog.oid[]"
+				" || ARRAY(SELECT DISTINCT c.confrelid FROM pg_catalog.pg_constraint c WHERE c.conrelid = s.parent"
+				"          AND c.contype = 'f' ORDER BY 1)::pg_catalog.oid[]",
 				AccessExclusiveLock);
 	table_owner_leave(&owner);
 	check_budget(deadline);
@@ -746,7 +758,30 @@ step_cutover(engine *e)
 static void
 unit_finish(engine *e)
 {
+	if (state_is_null(e, "validate"))
+		set_lock_timeout(e->budget_ms);
 	run_phase(e, "reshard_phase_finish(reshard_state)", 0, 0, 0);
+}
+
+/*
+ * Step "finish", in two transactions: the validations (no lock that stops
+ * writers; not done again after an interruption), then the rest (the
+ * table's own foreign keys added to the new parent: a short SHARE ROW
+ * EXCLUSIVE, waited for at most the budget).
+ */
+static void
+step_finish(engine *e)
+{
+	ErrorData  *error;
+
+	if (!state_is_null(e, "validate"))
+	{
+		if ((error = try_unit(e, unit_finish)) != NULL)
+			ReThrowError(error);
+		save_state(e);
+		next_transaction(false);
+	}
+	with_lock_retries(e, unit_finish, "finish the resharding");
 }
 
 /*
@@ -826,6 +861,8 @@ step(engine *e)
 		with_lock_retries(e, unit_undo, "undo the resharding");
 	else if (strcmp(phase, "cutover") == 0)
 		step_cutover(e);
+	else if (strcmp(phase, "finish") == 0)
+		step_finish(e);
 	else
 	{
 		if (strcmp(phase, "setup") == 0)
@@ -836,8 +873,6 @@ step(engine *e)
 			unit = unit_catch_up;
 		else if (strcmp(phase, "verify") == 0)
 			unit = unit_verify;
-		else if (strcmp(phase, "finish") == 0)
-			unit = unit_finish;
 		else
 			elog(ERROR, "unknown resharding phase \"%s\"", phase);
 		if ((error = try_unit(e, unit)) != NULL)

@@ -13,8 +13,12 @@
 -- read before) run to give the new parent and the shadows the old ones'
 -- names and properties, each table filled attached (its CHECK implies its
 -- bound: no scan) and its helpers dropped, the foreign keys added again NOT
--- VALID (validated by reshard_phase_finish).  The state's parent becomes
--- the new parent.
+-- VALID (validated by reshard_phase_finish).  The table's own foreign keys
+-- (also locked: the tables they refer to) are added to each partition NOT
+-- VALID, under the name the old partition gave them: they hold for every
+-- write from the cutover on; reshard_phase_finish validates them and adds
+-- them to the new parent, which then attaches them (no scan).  The state's
+-- parent becomes the new parent.
 --
 -- Foreign partitions (shards on other servers) cannot be replaced by a
 -- shadow: the rows that move out of one are deleted from it here, found by
@@ -35,6 +39,9 @@ DECLARE
     target regclass;
     statement text;
     foreign_keys text[] := '{}';
+    own_foreign_keys jsonb;
+    fk jsonb;
+    name text;
     replaced oid[];
     ext text;
     cols text;
@@ -131,6 +138,16 @@ BEGIN
             s.validate := s.validate || format('ALTER TABLE %s VALIDATE CONSTRAINT %I', r.rel, r.conname);
         END IF;
     END LOOP;
+    -- The table's own foreign keys, and the names its partitions gave them
+    -- (read before the old parent is dropped).
+    SELECT jsonb_agg(jsonb_build_object(
+               'name', n.conname, 'definition', pg_get_constraintdef(n.oid),
+               'valid', n.convalidated, 'enforced', coalesce((to_jsonb(n) ->> 'conenforced')::boolean, true),
+               'comment', obj_description(n.oid, 'pg_constraint'),
+               'names', (SELECT jsonb_object_agg(c.conrelid::text, c.conname) FROM pg_constraint c WHERE c.conparentid = n.oid))
+           ORDER BY n.oid)
+    INTO own_foreign_keys
+    FROM pg_constraint n WHERE n.conrelid = s.parent AND n.contype = 'f';
     FOR r IN SELECT inhrelid::regclass AS rel FROM pg_inherits
              WHERE inhparent = s.parent AND inhrelid <> ALL (replaced) ORDER BY inhrelid LOOP
         EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', s.parent::regclass, r.rel);
@@ -157,6 +174,27 @@ BEGIN
     END LOOP;
     FOREACH statement IN ARRAY foreign_keys LOOP
         EXECUTE statement;
+    END LOOP;
+    s.foreign_keys := '{}';
+    FOR fk IN SELECT * FROM jsonb_array_elements(coalesce(own_foreign_keys, '[]')) LOOP
+        FOR b IN 0 .. s.new_buckets - 1 LOOP
+            CONTINUE WHEN s.shadows[b + 1] IS NULL;
+            target := s.shadows[b + 1];   -- (a table with foreign keys has no foreign partition)
+            name := coalesce(fk -> 'names' ->> s.sources[b + 1]::text, fk ->> 'name');
+            EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I %s', target, name,
+                           CASE WHEN (fk ->> 'enforced')::boolean
+                                THEN regexp_replace(fk ->> 'definition', ' NOT VALID$', '') || ' NOT VALID'
+                                ELSE fk ->> 'definition' END);
+            IF (fk ->> 'valid')::boolean AND (fk ->> 'enforced')::boolean THEN
+                s.validate := s.validate || format('ALTER TABLE %s VALIDATE CONSTRAINT %I', target, name);
+            END IF;
+        END LOOP;
+        s.foreign_keys := s.foreign_keys || format('ALTER TABLE %s ADD CONSTRAINT %I %s',
+                                                   s.new_parent::regclass, fk ->> 'name', fk ->> 'definition');
+        IF fk ->> 'comment' IS NOT NULL THEN
+            s.foreign_keys := s.foreign_keys || format('COMMENT ON CONSTRAINT %I ON %s IS %L',
+                                                       fk ->> 'name', s.new_parent::regclass, fk ->> 'comment');
+        END IF;
     END LOOP;
     s.parent := s.new_parent;
     s.phase := 'finish';

@@ -1,13 +1,18 @@
 -- sql/src/resharding/reshard_phase_finish.sql
 --	reshard_phase_finish: what follows the cutover (internal)
 
--- As the table's owner, after the cutover committed: validates the foreign
--- keys that refer to the table (SHARE UPDATE EXCLUSIVE: writers go on),
--- empties the removed partition (detached at the cutover; its rows are
--- in the others), and, after an addition, warns of rows on a foreign
--- partition that belong to the new one: written directly on the shard's
--- server during the resharding, not through the table, the engine did not
--- see them (reshard_check lists them).
+-- As the table's owner, after the cutover committed, in two calls, each
+-- in a transaction of its own.  The first validates the foreign keys
+-- that refer to the table and those of its own that the cutover added to
+-- the partitions (SHARE UPDATE EXCLUSIVE: writers go on).  The second
+-- (the engine waits at most the budget for each lock) adds the table's own
+-- foreign keys to the new parent (a short SHARE ROW EXCLUSIVE: PostgreSQL
+-- attaches the partitions' validated ones and reads no row), empties the
+-- removed partition (detached at the cutover; its rows are in the others),
+-- and, after an addition, warns of rows on a foreign partition that belong
+-- to the new one: written directly on the shard's server during the
+-- resharding, not through the table, the engine did not see them
+-- (reshard_check lists them).
 CREATE FUNCTION reshard_phase_finish(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -17,10 +22,17 @@ DECLARE
     r record;
     misplaced bigint;
 BEGIN
-    FOREACH statement IN ARRAY coalesce(s.validate, '{}') LOOP
+    IF s.validate IS NOT NULL THEN
+        FOREACH statement IN ARRAY s.validate LOOP
+            EXECUTE statement;
+        END LOOP;
+        s.validate := NULL;
+        RETURN s;
+    END IF;
+    FOREACH statement IN ARRAY coalesce(s.foreign_keys, '{}') LOOP
         EXECUTE statement;
     END LOOP;
-    s.validate := NULL;
+    s.foreign_keys := NULL;
     IF s.operation = 'remove' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('TRUNCATE %s', s.partition::regclass);
     END IF;
@@ -44,4 +56,4 @@ $function$;
 REVOKE ALL ON FUNCTION reshard_phase_finish(reshard_state) FROM PUBLIC;
 
 COMMENT ON FUNCTION reshard_phase_finish(reshard_state) IS
-'resharding, finish: foreign keys validated, the removed partition emptied (internal)';
+'resharding, finish: foreign keys validated and added to the new parent, the removed partition emptied, rows written directly on shards reported (internal)';

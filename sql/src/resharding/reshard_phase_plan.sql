@@ -142,9 +142,7 @@ BEGIN
                   HINT = 'Detach the sequence from the table first: ALTER SEQUENCE ... OWNED BY NONE for a serial column; an identity column must be dropped (ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY) and its default given back with a sequence of its own.';
     END IF;
     SELECT string_agg(x, ', ') INTO bad FROM (
-        SELECT format('foreign key %I', conname) AS x FROM pg_constraint
-        WHERE conrelid = parent AND contype = 'f' AND conparentid = 0
-        UNION ALL SELECT format('trigger %I', tgname) FROM pg_trigger WHERE tgrelid = parent AND NOT tgisinternal
+        SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = parent AND NOT tgisinternal
         UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = parent
         UNION ALL SELECT 'row level security' WHERE p.relrowsecurity
         UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = parent
@@ -153,7 +151,7 @@ BEGIN
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'cannot reshard %, it has %', parent, bad
             USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'The parent is created again; these cannot be carried over (its own foreign keys not yet: their partitions would be checked under the lock).',
+                  DETAIL = 'The parent is created again; these cannot be carried over.',
                   HINT = 'Drop them before resharding and create them again after.';
     END IF;
     -- Objects that depend on the parent or its row type and would be dropped
@@ -211,6 +209,34 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege',
                   DETAIL = 'They are dropped and created again by the table''s owner.';
     END IF;
+    -- Its own foreign keys are added again to the partitions and the new
+    -- parent, by the table's owner: who must still have the right to refer
+    -- to the tables they refer to; and it cannot be created again referring
+    -- to itself.
+    SELECT string_agg(format('%I', c.conname), ', ') INTO bad
+    FROM pg_constraint c WHERE c.conrelid = parent AND c.contype = 'f' AND c.confrelid = parent;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, its foreign key % refers to the table itself', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Drop it before resharding and create it again after.';
+    END IF;
+    SELECT string_agg(format('%I (%s)', c.conname, c.confrelid::regclass), ', ') INTO bad
+    FROM pg_constraint c
+    WHERE c.conrelid = parent AND c.contype = 'f' AND c.conparentid = 0
+      AND EXISTS (SELECT FROM unnest(c.confkey) AS k(attnum)
+                  WHERE NOT has_column_privilege(p.relowner, c.confrelid, k.attnum, 'REFERENCES'));
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, its owner % may no longer refer to the tables of its foreign keys: %',
+                        parent, p.relowner::regrole, bad
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'The foreign keys are added again by the table''s owner, who needs the REFERENCES privilege.';
+    END IF;
+    IF operation = 'add' AND (SELECT relkind FROM pg_class WHERE oid = partition) = 'f'
+       AND EXISTS (SELECT FROM pg_constraint WHERE conrelid = parent AND contype = 'f') THEN
+        RAISE EXCEPTION 'cannot add foreign table % to %, which has foreign keys', partition, parent
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'PostgreSQL does not enforce foreign keys on foreign tables.';
+    END IF;
     SELECT string_agg(pb.pubname::text, ', ') INTO bad
     FROM pg_publication_rel pr JOIN pg_publication pb ON pb.oid = pr.prpubid
     WHERE pr.prrelid = parent AND pb.pubowner <> p.relowner;
@@ -242,6 +268,21 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   DETAIL = 'Rows that move would leave the partition the foreign key refers to.',
                   HINT = 'Drop those foreign keys before resharding.';
+    END IF;
+
+    -- The new partition is given the table's foreign keys at the cutover;
+    -- one of its own would act on the copies while they are made (a
+    -- cascade from the table it refers to would delete a copy the change
+    -- log then deletes again).
+    IF operation = 'add' THEN
+        SELECT string_agg(format('%I', conname), ', ') INTO bad
+        FROM pg_constraint WHERE conrelid = partition AND contype = 'f';
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot reshard % with %, it has foreign keys: %', parent, partition, bad
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = format('The resharding gives %s the foreign keys of %s when it attaches it.', partition, parent),
+                      HINT = format('ALTER TABLE %s DROP CONSTRAINT %s.', partition, bad);
+        END IF;
     END IF;
 
     -- The partitions, old and new: tables or foreign tables of the parent's
@@ -287,6 +328,8 @@ BEGIN
         END IF;
         SELECT string_agg(x, ', ') INTO bad FROM (
             SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = rels[i] AND NOT tgisinternal
+            UNION ALL SELECT format('foreign key %I', conname) FROM pg_constraint
+                      WHERE conrelid = rels[i] AND contype = 'f' AND conparentid = 0 AND rels[i] <> s.partition
             UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = rels[i]
             UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = rels[i]
             UNION ALL SELECT 'row level security' FROM pg_class WHERE oid = rels[i] AND relrowsecurity

@@ -26,6 +26,7 @@ CREATE TABLE reshard_state (
     log_sequence oid,
     catalog text[],                      -- what the checks saw (reshard_phase_check)
     validate text[],                     -- foreign keys to validate after the cutover
+    foreign_keys text[],                 -- then the parent's own, added again (attaching the partitions')
     phase text NOT NULL CHECK (phase IN ('setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'done',
                                          'undo', 'aborted')),
     rows_to_move bigint NOT NULL DEFAULT 0,

@@ -36,11 +36,13 @@
 -- or would be lost: a shadow that is not LIKE old (columns, an index or
 -- constraint missing, another tablespace, persistence or access method, an
 -- index in another tablespace than its counterpart), and an old table that
--- owns a sequence or has foreign keys of its own, rules, policies, security
--- labels or inheritance other than partitioning (the engine refuses them
--- before it starts).  Not carried over: triggers (the engine's own is on
--- old), foreign keys and other constraints a partition inherits (they come
--- back when the shadow is attached), planner statistics (until the next
+-- owns a sequence, a table that has foreign keys of its own, rules,
+-- policies, security labels or inheritance other than partitioning (the
+-- engine refuses them before it starts).  Not carried over: triggers (the
+-- engine's own is on old), foreign keys and other constraints a partition
+-- inherits (they come back when the shadow is attached), a partitioned
+-- table's own foreign keys (the engine adds them to the partitions and to
+-- the new parent after the cutover), planner statistics (until the next
 -- ANALYZE), pg_stat counters, OIDs.  An index or constraint of the shadow
 -- that old does not have (the engine's own) is left alone.
 CREATE FUNCTION reshard_takeover_sql(old regclass, shadow regclass) RETURNS text[]
@@ -99,7 +101,7 @@ BEGIN
           AND d.deptype IN ('a', 'i')
         UNION ALL
         SELECT format('foreign key %I', conname) FROM pg_constraint
-        WHERE conrelid = old AND contype = 'f' AND conparentid = 0
+        WHERE conrelid = old AND contype = 'f' AND conparentid = 0 AND orel.relkind = 'r'
         UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = old
         UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = old
         UNION ALL
