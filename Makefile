@@ -133,7 +133,8 @@ ISOLATION = \
 	reshard_long_reader \
 	reshard_engine_writers \
 	reshard_engine_cutover \
-	reshard_foreign_keys
+	reshard_foreign_keys \
+	reshard_catch_up
 
 # Tests with servers of their own (a coordinator and shards, dump and
 # restore, encodings, query cancel, memory, Swift's handoffs): TAP tests on

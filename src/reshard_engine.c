@@ -46,9 +46,14 @@
 /* The advisory lock's objsubid; SQL's advisory lock functions use 1 and 2. */
 #define RESHARD_LOCK_KIND 3
 
-/* A catch-up round applies at most this many changes ... */
+/*
+ * A catch-up round applies at most this many changes ... and the catch-up
+ * ends when a round found fewer than this, or when the changes waiting did
+ * not shrink in a round (writers as fast as the catch-up: the verification
+ * then applies what its snapshot sees, and the cutover what is left within
+ * its budget, or it fails after its attempts).
+ */
 #define CATCH_UP_ROUND 10000
-/* ... and the catch-up ends when a round found fewer than this. */
 #define CATCH_UP_ENOUGH 1000
 
 /* Raised when a cutover attempt overruns its budget; retried, never shown. */
@@ -168,11 +173,11 @@ save_state(engine *e)
 				"UPDATE %1$s.reshard_state AS t SET (parent, operation, partition, bucket, method, key, old_buckets,"
 				" new_buckets, old_bucket_sql, new_bucket_sql, new_partition_by, new_bound, sources, shadows, new_parent, log,"
 				" log_sequence, catalog, validate, foreign_keys, phase, rows_to_move, rows_copied, rows_verified,"
-				" sources_copied, changes_applied, cutover_attempts, last_progress, backend_pid, error)"
+				" sources_copied, changes_applied, changes_waiting, cutover_attempts, last_progress, backend_pid, error)"
 				" = (n.parent, n.operation, n.partition, n.bucket, n.method, n.key, n.old_buckets, n.new_buckets,"
 				" n.old_bucket_sql, n.new_bucket_sql, n.new_partition_by, n.new_bound, n.sources, n.shadows, n.new_parent, n.log,"
 				" n.log_sequence, n.catalog, n.validate, n.foreign_keys, n.phase, n.rows_to_move, n.rows_copied, n.rows_verified,"
-				" n.sources_copied, n.changes_applied, n.cutover_attempts, pg_catalog.clock_timestamp(),"
+				" n.sources_copied, n.changes_applied, n.changes_waiting, n.cutover_attempts, pg_catalog.clock_timestamp(),"
 				" pg_catalog.pg_backend_pid(), n.error)"
 				" FROM (SELECT ($1::%1$s.reshard_state).*) AS n WHERE t.parent = $2::pg_catalog.oid",
 				psprintf("%u", e->parent));
@@ -581,13 +586,26 @@ unit_apply_round(engine *e)
 	apply_log(e, CATCH_UP_ROUND, DT_NOEND);
 }
 
+/*
+ * After a round: whether the catch-up is done, given the changes applied
+ * and waiting before it (waiting_before < 0: not counted).
+ */
+static bool
+caught_up(engine *e, int64 applied_before, int64 waiting_before)
+{
+	return state_int64(e, "changes_applied") - applied_before < CATCH_UP_ENOUGH ||
+		(waiting_before >= 0 && state_int64(e, "changes_waiting") >= waiting_before);
+}
+
+/* One round per step; the changes waiting after the last round are in the state. */
 static void
 unit_catch_up(engine *e)
 {
-	int64		before = state_int64(e, "changes_applied");
+	int64		applied = state_int64(e, "changes_applied");
+	int64		waiting = state_is_null(e, "changes_waiting") ? -1 : state_int64(e, "changes_waiting");
 
 	unit_apply_round(e);
-	if (state_int64(e, "changes_applied") - before < CATCH_UP_ENOUGH)
+	if (caught_up(e, applied, waiting))
 		set_state(e, "phase", "verify");
 }
 
@@ -735,15 +753,15 @@ step_cutover(engine *e)
 					 errdetail("The last attempt: %s.", error->message),
 					 errhint("Call it again when fewer or shorter transactions write to the table, or with a larger cutover_budget or more cutover_attempts.")));
 		back_off(e->budget_ms);
-		for (;;)
+		for (int64 waiting = -1;; waiting = state_int64(e, "changes_waiting"))
 		{
-			int64		before = state_int64(e, "changes_applied");
+			int64		applied = state_int64(e, "changes_applied");
 
 			if ((error = try_unit(e, unit_apply_round)) != NULL)
 				ReThrowError(error);
 			save_state(e);
 			next_transaction(false);
-			if (state_int64(e, "changes_applied") - before < CATCH_UP_ENOUGH)
+			if (caught_up(e, applied, waiting))
 				break;
 		}
 	}

@@ -11,9 +11,10 @@
 -- partition whose new bucket is the partition's own is left alone (it stays
 -- where it is); a row written to a foreign partition that holds another
 -- bucket (PostgreSQL updates a key of a foreign partition in place) is an
--- error.  Returns the state with the counts (of the changes applied, and
--- of the rows to move: a change to a row that moves counts as one more or
--- one less); the phase is unchanged.  Past
+-- error.  Returns the state with the counts (of the changes applied, of
+-- the rows to move: a change to a row that moves counts as one more or one
+-- less, and of the changes the snapshot sees still waiting); the phase is
+-- unchanged.  Past
 -- the deadline, raises SR001 (the cutover's budget is spent: the engine
 -- rolls back and tries again).
 CREATE FUNCTION reshard_phase_apply(s reshard_state, max_changes bigint, deadline timestamptz) RETURNS reshard_state
@@ -32,6 +33,7 @@ DECLARE
     b int;
     k text;
     found_ctid tid;
+    applied bigint := 0;
 BEGIN
     -- (The rows are read from the log by the entry's ctid, never held in a
     -- variable: their type is each table's own, and a plan PL/pgSQL keeps
@@ -98,7 +100,14 @@ BEGIN
         END IF;
         EXECUTE format('DELETE FROM %s WHERE ctid = $1', s.log::regclass) USING e.ctid;
         s.changes_applied := s.changes_applied + 1;
+        applied := applied + 1;
     END LOOP;
+    IF applied < max_changes THEN
+        s.changes_waiting := 0;
+    ELSE
+        EXECUTE format('SELECT count(*) FROM %s WHERE partition = ANY ($1)', s.log::regclass)
+        INTO s.changes_waiting USING s.sources;
+    END IF;
     RETURN s;
 END
 $function$;

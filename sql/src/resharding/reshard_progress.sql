@@ -7,7 +7,7 @@
 CREATE VIEW reshard_progress AS
 SELECT s.parent_name AS "table", s.operation, s.phase,
        s.rows_to_move, s.rows_copied, s.rows_verified,
-       s.changes_applied, s.cutover_attempts, s.started, s.last_progress,
+       s.changes_applied, s.changes_waiting, s.cutover_attempts, s.started, s.last_progress,
        l.pid,
        l.pid IS NULL AND s.phase NOT IN ('done', 'aborted') AS interrupted,
        s.error
@@ -20,4 +20,4 @@ WHERE pg_catalog.has_table_privilege(s.parent, 'SELECT');
 GRANT SELECT ON reshard_progress TO PUBLIC;
 
 COMMENT ON VIEW reshard_progress IS
-'each resharding of a table the current user may read: its phase, rows to move, copied and verified, changes applied, cutover attempts, times, the backend running it (NULL when interrupted) and its last error';
+'each resharding of a table the current user may read: its phase, rows to move, copied and verified, changes applied and waiting, cutover attempts, times, the backend running it (NULL when interrupted) and its last error';

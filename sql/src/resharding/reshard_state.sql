@@ -34,6 +34,7 @@ CREATE TABLE reshard_state (
     rows_verified bigint NOT NULL DEFAULT 0,
     sources_copied int NOT NULL DEFAULT 0,   -- how many of the sources the copy is done with
     changes_applied bigint NOT NULL DEFAULT 0,
+    changes_waiting bigint,              -- logged, not yet applied, after the last round (NULL: not counted yet)
     cutover_attempts int NOT NULL DEFAULT 0,
     started timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
     last_progress timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
