@@ -244,3 +244,39 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE tableoid <> format('"Odd Schema"
 FROM "Odd Schema"."T t";
 SELECT relname FROM pg_class WHERE relname ~ '^reshard_(shadow|incoming|parent|log|key)_';
 DROP SCHEMA "Odd Schema" CASCADE;
+
+-- The extension in a schema whose name needs quoting, beside a schema
+-- named like that name quoted ("Odd Ext" with its quotes, as another role
+-- could create) holding a jumpbackhash of its own: sharding_layout names
+-- the extension's schema quoted once, and resharding keys the tables by
+-- the extension's functions and operator classes, never the impostor's.
+CREATE SCHEMA "Odd Ext";
+CREATE SCHEMA """Odd Ext""";
+CREATE FUNCTION """Odd Ext""".jumpbackhash(bigint, int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT 0';
+ALTER EXTENSION subsetting SET SCHEMA "Odd Ext";
+CREATE TABLE odd_hash (k bigint NOT NULL) PARTITION BY HASH (k "Odd Ext".jumpbackhash2_int8_ops);
+CREATE TABLE odd_hash_0 PARTITION OF odd_hash FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE TABLE odd_hash_1 PARTITION OF odd_hash FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+CREATE TABLE odd_list (k bigint NOT NULL) PARTITION BY LIST ("Odd Ext".jumpbackhash(k, 2));
+CREATE TABLE odd_list_0 PARTITION OF odd_list FOR VALUES IN (0);
+CREATE TABLE odd_list_1 PARTITION OF odd_list FOR VALUES IN (1);
+INSERT INTO odd_hash SELECT generate_series(1, 1000);
+INSERT INTO odd_list SELECT generate_series(1, 1000);
+SELECT DISTINCT parent, method, hash_function, key, buckets
+FROM unnest(ARRAY['odd_hash', 'odd_list']::regclass[]) AS parent, "Odd Ext".sharding_layout(parent) ORDER BY 1;
+CREATE TABLE odd_hash_2 (LIKE odd_hash INCLUDING ALL);
+CREATE TABLE odd_list_2 (LIKE odd_list INCLUDING ALL);
+CALL "Odd Ext".reshard_add_partition('odd_hash', 'odd_hash_2');
+CALL "Odd Ext".reshard_add_partition('odd_list', 'odd_list_2');
+SELECT parent, pg_get_partkeydef(parent) AS partition_key,
+       (SELECT count(*) FROM pg_depend d JOIN pg_proc p ON p.oid = d.refobjid
+        WHERE d.classid = 'pg_class'::regclass AND d.objid = parent AND d.refclassid = 'pg_proc'::regclass
+          AND p.pronamespace = '"""Odd Ext"""'::regnamespace) AS impostor_used
+FROM unnest(ARRAY['odd_hash', 'odd_list']::regclass[]) AS parent ORDER BY 1;
+SELECT (SELECT count(*) FROM odd_hash WHERE tableoid <> format('odd_hash_%s', "Odd Ext".jumpbackhash(k, 3))::regclass)
+       + (SELECT count(*) FROM odd_list WHERE tableoid <> format('odd_list_%s', "Odd Ext".jumpbackhash(k, 3))::regclass)
+           AS misplaced,
+       (SELECT count(*) FROM odd_hash) + (SELECT count(*) FROM odd_list) AS rows;
+DROP TABLE odd_hash, odd_hash_2, odd_list, odd_list_2;
+ALTER EXTENSION subsetting SET SCHEMA public;
+DROP SCHEMA "Odd Ext", """Odd Ext""" CASCADE;

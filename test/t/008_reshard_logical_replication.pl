@@ -234,14 +234,22 @@ is(on($publisher, "SELECT string_agg(inhrelid::regclass::text, ' ' ORDER BY inhr
 	'items_0 items_1 items_2 items_3 items_4', "the table has five partitions");
 subscribers_match('after the add');
 
+# write_moved(IDS, N, NOTE, KEY): through the parent, of the rows IDS (a
+# query, ordered) selects, updates 300 (n + N, NOTE appended to v), deletes
+# 200 and gives 100 new keys (id + KEY).
+sub write_moved
+{
+	my ($ids, $n, $note, $key) = @_;
+	return on($publisher, qq{
+WITH u AS (UPDATE items SET n = n + $n, v = v || ' $note' WHERE id IN ($ids LIMIT 300) RETURNING 1),
+     d AS (DELETE FROM items WHERE id IN ($ids OFFSET 300 LIMIT 200) RETURNING 1),
+     k AS (UPDATE items SET id = id + $key WHERE id IN ($ids OFFSET 500 LIMIT 100) RETURNING 1)
+SELECT (SELECT count(*) FROM u) || ' ' || (SELECT count(*) FROM d) || ' ' || (SELECT count(*) FROM k)});
+}
+
 # Later writes to rows the add moved into items_4: updates, deletes and
 # key-changing updates, through the parent.
-my $moved_in = "SELECT id FROM items_4 WHERE id <= $ROWS ORDER BY id";
-is(on($publisher, qq{
-WITH u AS (UPDATE items SET n = n + 100, v = v || ' after add' WHERE id IN ($moved_in LIMIT 300) RETURNING 1),
-     d AS (DELETE FROM items WHERE id IN ($moved_in OFFSET 300 LIMIT 200) RETURNING 1),
-     k AS (UPDATE items SET id = id + 30000000 WHERE id IN ($moved_in OFFSET 500 LIMIT 100) RETURNING 1)
-SELECT (SELECT count(*) FROM u) || ' ' || (SELECT count(*) FROM d) || ' ' || (SELECT count(*) FROM k)}),
+is(write_moved("SELECT id FROM items_4 WHERE id <= $ROWS ORDER BY id", 100, 'after add', 30000000),
 	'300 200 100', "300 moved rows updated, 200 deleted, 100 given new keys after the add");
 subscribers_match('after writes to the rows the add moved');
 
@@ -253,12 +261,8 @@ is(on($publisher, "SELECT string_agg(inhrelid::regclass::text, ' ' ORDER BY inhr
 	'items_0 items_1 items_2 items_3 0', "the table has four partitions, the removed one is empty");
 subscribers_match('after the remove');
 
-my $moved_back = "SELECT id FROM items WHERE id IN (SELECT id FROM moved_out) ORDER BY id";
-is(on($publisher, qq{
-WITH u AS (UPDATE items SET n = n + 1000, v = v || ' after remove' WHERE id IN ($moved_back LIMIT 300) RETURNING 1),
-     d AS (DELETE FROM items WHERE id IN ($moved_back OFFSET 300 LIMIT 200) RETURNING 1),
-     k AS (UPDATE items SET id = id + 40000000 WHERE id IN ($moved_back OFFSET 500 LIMIT 100) RETURNING 1)
-SELECT (SELECT count(*) FROM u) || ' ' || (SELECT count(*) FROM d) || ' ' || (SELECT count(*) FROM k)}),
+is(write_moved("SELECT id FROM items WHERE id IN (SELECT id FROM moved_out) ORDER BY id", 1000, 'after remove',
+		40000000),
 	'300 200 100', "300 rows moved back updated, 200 deleted, 100 given new keys after the remove");
 subscribers_match('after writes to the rows the remove moved');
 

@@ -13,6 +13,13 @@ DROP FUNCTION reshard_check(regclass);
 DROP FUNCTION reshard_dry_run(regclass, int);
 \ir ../resharding/reshard_dry_run.sql
 
+-- sharding_layout names the extension's schema quoted once (1.1 quoted a
+-- name that needs quotes twice); the view that calls it goes and comes back.
+DROP VIEW sharded_tables;
+DROP FUNCTION sharding_layout(regclass);
+\ir ../resharding/sharding_layout.sql
+\ir ../resharding/sharded_tables.sql
+
 -- 1.1's resharding engine goes: reshard_add_partition and
 -- reshard_remove_partition run 1.2's (below), with new parameters.
 DROP PROCEDURE reshard_add_partition(regclass, regclass, bigint, interval, int);
