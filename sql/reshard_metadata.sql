@@ -95,6 +95,7 @@ CREATE FUNCTION pg_temp.describe(t regclass) RETURNS SETOF text LANGUAGE sql AS 
                             pg_get_constraintdef(oid), coninhcount, conparentid <> 0)
               FROM pg_constraint WHERE conrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = t)
 $$;
+ANALYZE orders;
 CREATE TEMP TABLE before AS SELECT pg_temp.describe('orders') AS line;
 CREATE TEMP TABLE before_oid AS SELECT 'orders'::regclass::oid AS oid;
 CREATE TEMP TABLE rows_before AS SELECT id, tenant, note, amount, doubled FROM orders;
@@ -123,6 +124,10 @@ SELECT pg_get_partkeydef('orders'::regclass) AS partition_key,
        (SELECT count(*) FROM (SELECT id, tenant, note, amount, doubled FROM orders
                               EXCEPT ALL SELECT * FROM rows_before) AS d) AS rows_changed,
        (SELECT count(*) FROM orders) = (SELECT count(*) FROM rows_before) AS same_count;
+-- The parent had planner statistics: the new one has them (autovacuum would
+-- never gather them for a partitioned table).
+SELECT count(*) AS parent_columns_with_statistics FROM pg_stats
+WHERE schemaname = 'public' AND tablename = 'orders' AND inherited;
 
 -- And the same back to two buckets.
 CREATE TEMP TABLE at3 AS SELECT pg_temp.describe('orders') AS line;

@@ -172,11 +172,11 @@ save_state(engine *e)
 	state_query(e,
 				"UPDATE %1$s.reshard_state AS t SET (parent, operation, partition, bucket, method, key, old_buckets,"
 				" new_buckets, old_bucket_sql, new_bucket_sql, new_partition_by, new_bound, sources, shadows, new_parent, log,"
-				" log_sequence, catalog, validate, foreign_keys, phase, rows_to_move, rows_copied, rows_verified,"
+				" log_sequence, catalog, validate, foreign_keys, analyze_parent, phase, rows_to_move, rows_copied, rows_verified,"
 				" sources_copied, changes_applied, changes_waiting, cutover_attempts, last_progress, backend_pid, error)"
 				" = (n.parent, n.operation, n.partition, n.bucket, n.method, n.key, n.old_buckets, n.new_buckets,"
 				" n.old_bucket_sql, n.new_bucket_sql, n.new_partition_by, n.new_bound, n.sources, n.shadows, n.new_parent, n.log,"
-				" n.log_sequence, n.catalog, n.validate, n.foreign_keys, n.phase, n.rows_to_move, n.rows_copied, n.rows_verified,"
+				" n.log_sequence, n.catalog, n.validate, n.foreign_keys, n.analyze_parent, n.phase, n.rows_to_move, n.rows_copied, n.rows_verified,"
 				" n.sources_copied, n.changes_applied, n.changes_waiting, n.cutover_attempts, pg_catalog.clock_timestamp(),"
 				" pg_catalog.pg_backend_pid(), n.error)"
 				" FROM (SELECT ($1::%1$s.reshard_state).*) AS n WHERE t.parent = $2::pg_catalog.oid",

@@ -4,15 +4,17 @@
 -- As the table's owner, after the cutover committed, in two calls, each
 -- in a transaction of its own.  The first validates the foreign keys
 -- that refer to the table and those of its own that the cutover added to
--- the partitions (SHARE UPDATE EXCLUSIVE: writers go on).  The second
--- (the engine waits at most the budget for each lock) adds the table's own
--- foreign keys to the new parent (a short SHARE ROW EXCLUSIVE: PostgreSQL
--- attaches the partitions' validated ones and reads no row), empties the
--- removed partition (detached at the cutover; its rows are in the others),
--- and, after an addition, warns of rows on a foreign partition that belong
--- to the new one: written directly on the shard's server during the
--- resharding, not through the table, the engine did not see them
--- (reshard_check lists them).
+-- the partitions, and gathers the new parent's planner statistics if the
+-- old one had some (autovacuum never analyzes a partitioned table; ANALYZE
+-- reads a sample of rows): SHARE UPDATE EXCLUSIVE, writers go on.  The
+-- second (the engine waits at most the budget for each lock) adds the
+-- table's own foreign keys to the new parent (a short SHARE ROW EXCLUSIVE:
+-- PostgreSQL attaches the partitions' validated ones and reads no row),
+-- empties the removed partition (detached at the cutover; its rows are in
+-- the others), and, after an addition, warns of rows on a foreign
+-- partition that belong to the new one: written directly on the shard's
+-- server during the resharding, not through the table, the engine did not
+-- see them (reshard_check lists them).
 CREATE FUNCTION reshard_phase_finish(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -27,6 +29,9 @@ BEGIN
             EXECUTE statement;
         END LOOP;
         s.validate := NULL;
+        IF s.analyze_parent THEN
+            EXECUTE format('ANALYZE %s', s.parent::regclass);
+        END IF;
         RETURN s;
     END IF;
     FOREACH statement IN ARRAY coalesce(s.foreign_keys, '{}') LOOP
@@ -56,4 +61,4 @@ $function$;
 REVOKE ALL ON FUNCTION reshard_phase_finish(reshard_state) FROM PUBLIC;
 
 COMMENT ON FUNCTION reshard_phase_finish(reshard_state) IS
-'resharding, finish: foreign keys validated and added to the new parent, the removed partition emptied, rows written directly on shards reported (internal)';
+'resharding, finish: foreign keys validated and added to the new parent, the new parent analyzed, the removed partition emptied, rows written directly on shards reported (internal)';

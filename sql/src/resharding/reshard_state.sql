@@ -27,6 +27,7 @@ CREATE TABLE reshard_state (
     catalog text[],                      -- what the checks saw (reshard_phase_check)
     validate text[],                     -- foreign keys to validate after the cutover
     foreign_keys text[],                 -- then the parent's own, added again (attaching the partitions')
+    analyze_parent boolean,              -- the old parent had planner statistics: the new one is analyzed
     phase text NOT NULL CHECK (phase IN ('setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'done',
                                          'undo', 'aborted')),
     rows_to_move bigint NOT NULL DEFAULT 0,
