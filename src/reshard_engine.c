@@ -727,12 +727,36 @@ unit_cutover(engine *e)
 }
 
 /*
- * Step "cutover": attempts at most e->attempts times; between two, the
- * writers waiting for the lock go through and the log is caught up.
+ * Catch-up rounds, each in a transaction of its own, until caught_up():
+ * before a cutover attempt, so that the changes written while the
+ * verification read the table (a time that grows with it) are not left
+ * for the attempt to apply under its lock.
+ */
+static void
+catch_up(engine *e)
+{
+	for (int64 waiting = -1;; waiting = state_int64(e, "changes_waiting"))
+	{
+		int64		applied = state_int64(e, "changes_applied");
+		ErrorData  *error = try_unit(e, unit_apply_round);
+
+		if (error != NULL)
+			ReThrowError(error);
+		save_state(e);
+		next_transaction(false);
+		if (caught_up(e, applied, waiting))
+			break;
+	}
+}
+
+/*
+ * Step "cutover": attempts at most e->attempts times, each after a
+ * catch-up; between two, the writers waiting for the lock go through.
  */
 static void
 step_cutover(engine *e)
 {
+	catch_up(e);
 	for (int attempt = 1;; attempt++)
 	{
 		ErrorData  *error;
@@ -753,17 +777,7 @@ step_cutover(engine *e)
 					 errdetail("The last attempt: %s.", error->message),
 					 errhint("Call it again when fewer or shorter transactions write to the table, or with a larger cutover_budget or more cutover_attempts.")));
 		back_off(e->budget_ms);
-		for (int64 waiting = -1;; waiting = state_int64(e, "changes_waiting"))
-		{
-			int64		applied = state_int64(e, "changes_applied");
-
-			if ((error = try_unit(e, unit_apply_round)) != NULL)
-				ReThrowError(error);
-			save_state(e);
-			next_transaction(false);
-			if (caught_up(e, applied, waiting))
-				break;
-		}
+		catch_up(e);
 	}
 	save_state(e);
 	/* a failure now may leave the work done on some shards: the undo sees this flag */
