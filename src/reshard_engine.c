@@ -36,6 +36,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -617,6 +618,45 @@ unit_verify(engine *e)
 	run_phase(e, "reshard_phase_verify(reshard_state)", 0, 0, 0);
 }
 
+/*
+ * The cutover's budget as a timer, for the statements that take long
+ * without checking the clock (a shard deleting the rows that move out):
+ * when it fires it cancels what runs, as statement_timeout does, and the
+ * attempt fails as over budget.
+ */
+static TimeoutId budget_timeout = MAX_TIMEOUTS;
+static volatile sig_atomic_t budget_spent = false;
+
+static void
+budget_spent_handler(void)
+{
+	budget_spent = true;
+	kill(MyProcPid, SIGINT);
+}
+
+static void
+arm_budget(int ms)
+{
+	if (budget_timeout == MAX_TIMEOUTS)
+		budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_spent_handler);
+	budget_spent = false;
+	enable_timeout_after(budget_timeout, ms);
+}
+
+/*
+ * Stops the timer; true if it fired.  A cancel it caused that is still
+ * pending (it fired after the attempt's last statement) is withdrawn.
+ */
+static bool
+disarm_budget(void)
+{
+	disable_timeout(budget_timeout, false);
+	if (!budget_spent)
+		return false;
+	QueryCancelPending = false;
+	return true;
+}
+
 static void
 check_budget(TimestampTz deadline)
 {
@@ -762,7 +802,13 @@ step_cutover(engine *e)
 		ErrorData  *error;
 
 		set_state(e, "cutover_attempts", psprintf("%d", (int) state_int64(e, "cutover_attempts") + 1));
+		arm_budget(e->budget_ms);
 		error = try_unit(e, unit_cutover);
+		if (disarm_budget() && error != NULL && error->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		{
+			error->sqlerrcode = ERRCODE_RESHARD_OVER_BUDGET;
+			error->message = pstrdup("the cutover overran its budget");
+		}
 		if (error == NULL)
 			break;
 		if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE && error->sqlerrcode != ERRCODE_RESHARD_OVER_BUDGET)

@@ -310,6 +310,24 @@ for my $i (0 .. 2)
 		'0', "shard $i holds only its bucket's rows");
 }
 on($shards[2], "DROP TRIGGER refuse_at_commit ON users");
+
+# A shard whose deletes wait at the cutover (a session on shard 2 holds a
+# row that moves): the attempt is cancelled when its budget is spent, not
+# when the shard answers (it would wait as long as that session), and the
+# call fails as over budget, the table as it was.
+my $row_holder = $shards[2]->background_psql('postgres');
+$row_holder->query_safe("BEGIN; SELECT 1 FROM users WHERE jumpbackhash(email, 4) = 3 LIMIT 1 FOR UPDATE");
+($out, $err) = attempt($coordinator,
+	"CALL reshard_add_partition('users', 'users_3', cutover_budget => '500 ms', cutover_attempts => 1)");
+like($err, qr/could not cut public\.users over within 500 ms in 1 attempts.*\n.*the cutover overran its budget/,
+	"a cutover that waits on a shard is cancelled when its budget is spent");
+$row_holder->query_safe("COMMIT");
+$row_holder->quit;
+is(on($coordinator, "SELECT pg_get_partkeydef('users'::regclass)") . ' '
+	  . on($shards[3], "SELECT count(*) FROM users") . ' '
+	  . on($coordinator, $checksum),
+	"LIST (jumpbackhash(email, 3)) 0 $checksum_before",
+	"after that the table still has three buckets, shard 3 no row, every row there");
 my $moved = on($coordinator, "CALL reshard_add_partition('users', 'users_3')");
 like($moved, qr/^[1-9][0-9]*$/, "called again, it finishes ($moved rows moved)");
 

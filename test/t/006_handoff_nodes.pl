@@ -34,7 +34,8 @@ note "seed $seed (SUBSETTING_HANDOFF_SEED=$seed repeats this run)";
 my $node = new_server('handoff');
 
 # Twelve random rings, and each rebalanced with a third of its nodes drained
-# (weight 0: they keep partitions until later rebalances move them all).
+# (weight 0: they keep partitions until later rebalances move them all),
+# if at least 4 (the most replicas a ring has) keep a weight.
 $node->safe_psql('postgres', qq{
 CREATE EXTENSION subsetting;
 SELECT setseed(($seed % 1000000) / 1000000.0);
@@ -61,7 +62,7 @@ SELECT 'drained ' || s, ring_rebalance(min(ring::text)::partition_ring, array_ag
                                       array_agg(CASE WHEN node % 3 = 0 THEN 0 ELSE weight END ORDER BY node),
                                       array_agg(zone ORDER BY node), array_agg(region ORDER BY node))
 FROM topology JOIN handoff_rings ON name = 'random ' || s
-WHERE s IN (SELECT s FROM topology GROUP BY s HAVING count(*) FILTER (WHERE node % 3 <> 0) >= 3)
+WHERE s IN (SELECT s FROM topology GROUP BY s HAVING count(*) FILTER (WHERE node % 3 <> 0) >= 4)
 GROUP BY s;
 });
 
