@@ -139,10 +139,13 @@ state_query(engine *e, const char *query, const char *text_arg)
 	char		nulls[2] = {e->state ? ' ' : 'n', text_arg ? ' ' : 'n'};
 	int			ret;
 
+	int			nest_level = safe_search_path_begin();
+
 	GetUserIdAndSecContext(&saved_user, &saved_context);
 	SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
 	ret = SPI_execute_with_args(psprintf(query, e->schema), 2, types, args, nulls, false, 0);
 	SetUserIdAndSecContext(saved_user, saved_context);
+	safe_search_path_end(nest_level);
 	if (ret < 0)
 		elog(ERROR, "could not run \"%s\": %s", query, SPI_result_code_string(ret));
 	if (ret != SPI_OK_UPDATE && ret != SPI_OK_DELETE && SPI_processed == 1 && SPI_tuptable->tupdesc->natts == 1)
@@ -395,6 +398,7 @@ lock_tables(engine *e, const char *relations, LOCKMODE mode)
 	Oid			type = e->state_type;
 	List	   *oids = NIL;
 	ListCell   *cell;
+	int			nest_level = safe_search_path_begin();
 
 	if (SPI_execute_with_args(psprintf("SELECT r FROM (SELECT ($1::%s.reshard_state).*) AS s,"
 									   " LATERAL pg_catalog.unnest(%s) WITH ORDINALITY AS u(r, o)"
@@ -408,6 +412,7 @@ lock_tables(engine *e, const char *relations, LOCKMODE mode)
 
 		oids = lappend_oid(oids, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
 	}
+	safe_search_path_end(nest_level);
 	foreach(cell, oids)
 		LockRelationOid(lfirst_oid(cell), mode);
 }
@@ -966,6 +971,7 @@ static void
 engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, int attempts)
 {
 	bool		isnull;
+	int			nest_level;
 
 	e->atomic = fcinfo->context == NULL || !IsA(fcinfo->context, CallContext) ||
 		((CallContext *) fcinfo->context)->atomic;
@@ -1000,6 +1006,7 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 				 errmsg("must be owner of table %s to reshard it", relation_name(parent))));
 	SPI_connect_ext(e->atomic ? 0 : SPI_OPT_NONATOMIC);
 	e->memory = CurrentMemoryContext;
+	nest_level = safe_search_path_begin();
 	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname), c.relowner, c.reltype"
 					" FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace"
 					" JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'reshard_state'"
@@ -1009,6 +1016,7 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 	e->schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	e->state_owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	e->state_type = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	safe_search_path_end(nest_level);
 }
 
 /* The table relation is a partition of, or InvalidOid. */

@@ -124,9 +124,7 @@ partition_counts(FunctionCallInfo fcinfo, const char *queries, Oid parent, Datum
 	check_may_read(parent);
 	parent_name = relation_name(parent);
 
-	nest_level = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	nest_level = safe_search_path_begin();
 	SPI_connect();
 	if (SPI_execute_with_args(psprintf(queries, schema), 2, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the layout of %s", parent_name);
@@ -165,7 +163,7 @@ partition_counts(FunctionCallInfo fcinfo, const char *queries, Oid parent, Datum
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, value_nulls);
 	}
 	SPI_finish();
-	AtEOXact_GUC(false, nest_level);
+	safe_search_path_end(nest_level);
 }
 
 PG_FUNCTION_INFO_V1(reshard_check);

@@ -42,15 +42,29 @@ table_owner_enter(Oid relid, table_owner_context *context)
 						   context->saved_security_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
-	context->saved_guc_nest_level = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
+	context->saved_guc_nest_level = safe_search_path_begin();
 }
 
 void
 table_owner_leave(const table_owner_context *context)
 {
-	AtEOXact_GUC(false, context->saved_guc_nest_level);
+	safe_search_path_end(context->saved_guc_nest_level);
 	SetUserIdAndSecContext(context->saved_user, context->saved_security_context);
+}
+
+int
+safe_search_path_begin(void)
+{
+	int			nest_level = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nest_level;
+}
+
+void
+safe_search_path_end(int nest_level)
+{
+	AtEOXact_GUC(false, nest_level);
 }

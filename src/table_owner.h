@@ -32,4 +32,13 @@ extern void table_owner_enter(Oid relid, table_owner_context *context);
 /* Back to the user, security context and settings before table_owner_enter. */
 extern void table_owner_leave(const table_owner_context *context);
 
+/*
+ * search_path = pg_catalog, pg_temp until safe_search_path_end (or the
+ * abort of the transaction or subtransaction): for the extension's own
+ * queries, whose operators and functions the caller's search_path could
+ * otherwise resolve to another role's.  Returns the GUC nest level to end.
+ */
+extern int	safe_search_path_begin(void);
+extern void safe_search_path_end(int nest_level);
+
 #endif							/* SUBSETTING_TABLE_OWNER_H */

@@ -4,6 +4,7 @@
 CREATE FUNCTION reshard_bucket_sql(hash_function text, key text, buckets int, removed int[] DEFAULT '{}')
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 SELECT CASE WHEN hash_function ~ 'jumpbackanchorhash"?$' AND cardinality(removed) > 0
             THEN pg_catalog.format('%s(%s, %s, %L::integer[])', hash_function, key, buckets, removed::text)

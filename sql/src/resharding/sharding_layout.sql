@@ -5,6 +5,7 @@ CREATE FUNCTION sharding_layout(parent regclass)
 RETURNS TABLE (method text, hash_function text, key text, buckets int, removed int[], operator_class text,
                bucket int, partition regclass, partition_bound text)
 LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     key_def text;
@@ -21,9 +22,9 @@ BEGIN
     SELECT x.extnamespace INTO ext_schema FROM pg_catalog.pg_extension x WHERE x.extname = 'subsetting';
     removed := '{}';
     IF strategy = 'l' AND key_attnum = 0 THEN
-        -- LIST (F(key, n)), F one of the extension's functions: the printed
-        -- name is schema-qualified when the extension's schema is not on
-        -- the search_path.
+        -- LIST (F(key, n)), F one of the extension's functions: printed
+        -- schema-qualified (the search_path is pg_catalog's, not the
+        -- caller's, whose operators and functions could be anyone's).
         parts := pg_catalog.regexp_match(key_def,
             '^((?:(?:"(?:[^"]|"")+"|[^".(), ]+)\.)?(jumpbackhash|jumphash|jumpbackanchorhash))\((.*), (\d+)(?:, ''(\{[0-9,]*\})''::integer\[\])?\)$');
         IF parts[5] IS NOT NULL AND parts[2] <> 'jumpbackanchorhash' THEN
@@ -90,4 +91,4 @@ END
 $function$;
 
 COMMENT ON FUNCTION sharding_layout(regclass) IS
-'how a table is partitioned by the extension: one row per partition with the method (jumpbackhash or jumphash for BY LIST (F(key, n)), hash_operator_class for BY HASH (key jumpbackhash<n>_<type>_ops)), the hash function that places a key (as printed in the key), the key expression, the bucket count, the removed buckets (none for these methods), the operator class, the partition''s bucket (NULL if its bound is not one bucket in range) and its bound; no row if the table is not partitioned by the extension';
+'how a table is partitioned by the extension: one row per partition with the method (jumpbackhash or jumphash for BY LIST (F(key, n)), hash_operator_class for BY HASH (key jumpbackhash<n>_<type>_ops)), the hash function that places a key (schema-qualified), the key expression, the bucket count, the removed buckets (none for these methods), the operator class, the partition''s bucket (NULL if its bound is not one bucket in range) and its bound; no row if the table is not partitioned by the extension';

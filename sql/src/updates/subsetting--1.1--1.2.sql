@@ -14,11 +14,15 @@ DROP FUNCTION reshard_dry_run(regclass, int);
 \ir ../resharding/reshard_dry_run.sql
 
 -- sharding_layout names the extension's schema quoted once (1.1 quoted a
--- name that needs quotes twice); the view that calls it goes and comes back.
+-- name that needs quotes twice), and it and reshard_bucket_sql run with a
+-- search_path of their own (the caller's could resolve their operators to
+-- another role's); the view that calls sharding_layout goes and comes back.
 DROP VIEW sharded_tables;
 DROP FUNCTION sharding_layout(regclass);
 \ir ../resharding/sharding_layout.sql
 \ir ../resharding/sharded_tables.sql
+DROP FUNCTION reshard_bucket_sql(text, text, int, int[]);
+\ir ../resharding/reshard_bucket_sql.sql
 
 -- 1.1's resharding engine goes: reshard_add_partition and
 -- reshard_remove_partition run 1.2's (below), with new parameters.
