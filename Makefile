@@ -107,6 +107,7 @@ REGRESS = \
 	reshard_hash \
 	reshard_anchor \
 	reshard_helpers_security \
+	reshard_attacks \
 	reshard_constraints \
 	reshard_takeover \
 	reshard_engine \
@@ -134,7 +135,8 @@ ISOLATION = \
 	reshard_engine_writers \
 	reshard_engine_cutover \
 	reshard_foreign_keys \
-	reshard_catch_up
+	reshard_catch_up \
+	reshard_session_settings
 
 # Tests with servers of their own (a coordinator and shards, dump and
 # restore, encodings, query cancel, memory, Swift's handoffs): TAP tests on
