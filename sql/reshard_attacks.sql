@@ -473,6 +473,17 @@ SELECT * FROM eve_table();
 SELECT count(*) FILTER (WHERE who <> 'regress_eve') AS runs_as_another_role FROM evil_schema.evil_seen;
 -- (if the superuser ran eve's code, she is one now: undone for what follows)
 ALTER ROLE regress_eve NOSUPERUSER;
+-- The read-only helpers under the same search_path (sharding_layout used to
+-- resolve its operators with it).
+SET search_path = evil_schema, pg_catalog, public;
+SELECT (SELECT count(*) FROM public.sharding_layout('public.eve_t')) AS layout_rows,
+       (SELECT count(*) FROM public.sharded_tables WHERE parent OPERATOR(pg_catalog.=) 'public.eve_t'::regclass) AS listed,
+       (SELECT count(*) FROM public.reshard_check('public.eve_t')) AS checked,
+       (SELECT count(*) FROM public.reshard_dry_run('public.eve_t')) AS dry_run;
+RESET search_path;
+SELECT * FROM eve_table();
+SELECT count(*) FILTER (WHERE who <> 'regress_eve') AS runs_as_another_role FROM evil_schema.evil_seen;
+ALTER ROLE regress_eve NOSUPERUSER;
 DROP SCHEMA evil_schema CASCADE;
 DROP TABLE eve_t_2;
 
