@@ -1,18 +1,24 @@
 # test/perl/SubsettingTest.pm
-#	What the TAP tests of test/t/ share: their servers, made one way, and a
-#	query whose error is a result to check.  A test loads it with
+#	What the TAP tests of test/t/ share: their servers, made one way, a
+#	query whose error is a result to check, and SQL run in the background.
+#	A test loads it with
 #		use FindBin;
 #		use lib "$FindBin::RealBin/../perl";
 #		use SubsettingTest;
+#	start_sql and finish_sql are exported on request only:
+#		use SubsettingTest qw(:DEFAULT start_sql finish_sql);
 package SubsettingTest;
 
 use strict;
 use warnings FATAL => 'all';
 
 use Exporter 'import';
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server result_or_error);
+our @EXPORT_OK = qw(start_sql finish_sql);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -34,6 +40,33 @@ sub result_or_error
 	my ($out, $err);
 	$node->psql($db, $query, stdout => \$out, stderr => \$err);
 	return $err ne '' ? $err : $out;
+}
+
+# start_sql(NODE, SQL[, DATABASE]): runs SQL in a psql of its own, in the
+# background (unaligned, tuples only, stopping at the first error);
+# finish_sql(HANDLE) waits for it to end and returns (stdout, stderr).
+sub start_sql
+{
+	my ($node, $sql, $db) = @_;
+	my $h = { out => '', err => '' };
+	$h->{run} = IPC::Run::start(
+		[
+			$node->installed_command('psql'), '-XAtq',
+			'-v', 'ON_ERROR_STOP=1',
+			'-d', $node->connstr($db // 'postgres'),
+			'-c', $sql
+		],
+		'>', \$h->{out}, '2>', \$h->{err},
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	return $h;
+}
+
+sub finish_sql
+{
+	my ($h) = @_;
+	$h->{run}->finish;
+	chomp $h->{out};
+	return ($h->{out}, $h->{err});
 }
 
 1;
