@@ -303,12 +303,20 @@ next_transaction(bool repeatable_read)
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SET, true, 0, false);
 }
 
-/* lock_timeout for the rest of the transaction, in milliseconds (0: none). */
+/*
+ * lock_timeout for the rest of the transaction, in milliseconds; and
+ * deadlock_timeout half of it: PostgreSQL cancels an autovacuum that holds
+ * a lock one waits for only when that wait reaches deadlock_timeout (1 s by
+ * default: longer than the default budget, and autovacuum is likely on
+ * tables a resharding has just rewritten).
+ */
 static void
 set_lock_timeout(int ms)
 {
-	(void) set_config_option("lock_timeout", psprintf("%d", Max(ms, 0)),
+	(void) set_config_option("lock_timeout", psprintf("%d", Max(ms, 1)),
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+	(void) set_config_option("deadlock_timeout", psprintf("%d", Max(ms / 2, 1)),
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 }
 
 /*

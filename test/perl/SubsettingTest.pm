@@ -17,8 +17,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(new_server result_or_error);
-our @EXPORT_OK = qw(start_sql finish_sql);
+our @EXPORT = qw(new_server result_or_error start_sql finish_sql);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.

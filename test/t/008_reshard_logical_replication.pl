@@ -69,32 +69,6 @@ sub attempt
 	return ($out, $err);
 }
 
-# start_sql(NODE, SQL): runs SQL in a psql of its own, in the background;
-# finish_sql(HANDLE) waits for it to end and returns (stdout, stderr).
-sub start_sql
-{
-	my ($node, $sql) = @_;
-	my $h = { out => '', err => '' };
-	$h->{run} = IPC::Run::start(
-		[
-			$node->installed_command('psql'), '-XAtq',
-			'-v', 'ON_ERROR_STOP=1',
-			'-d', $node->connstr('postgres'),
-			'-c', $sql
-		],
-		'>', \$h->{out}, '2>', \$h->{err},
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	return $h;
-}
-
-sub finish_sql
-{
-	my ($h) = @_;
-	$h->{run}->finish;
-	chomp $h->{out};
-	return ($h->{out}, $h->{err});
-}
-
 # The whole contents of a table: its row count and the md5 of its rows in
 # key order.
 sub contents_sql

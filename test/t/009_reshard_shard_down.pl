@@ -70,7 +70,7 @@ use Time::HiRes qw(time);
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
-use SubsettingTest qw(:DEFAULT start_sql finish_sql);
+use SubsettingTest;
 
 my $started = time;
 my $ROWS = 6000;

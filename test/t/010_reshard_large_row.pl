@@ -23,12 +23,8 @@
 #	copy made before: a row lost, doubled or changed shows); moved_rows is
 #	the number of rows whose bucket changes (counted by jumpbackhash over
 #	that copy); reshard_check finds no misplaced row; nothing of the engine
-#	is left.  Autovacuum is off: it is not what this test is about, and an
-#	autovacuum of the partitions just written (all their rows are new, so
-#	one starts soon after a call) is not cancelled by the engine's lock
-#	waits, each shorter (cutover_budget, 500 ms) than deadlock_timeout (1
-#	s), after which PostgreSQL cancels an autovacuum that a lock waits for:
-#	a vacuum of the big row's TOAST table could make the next call fail.
+#	is left.  Autovacuum is off: it is not what this test is about
+#	(011_reshard_autovacuum.pl is).
 #	The run time of each step is reported (note); on a 2-core machine the
 #	test took about 35 s, and one backend at most 1.7 GB of memory.
 use strict;
