@@ -17,7 +17,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(new_server result_or_error start_sql finish_sql);
+our @EXPORT = qw(new_server result_or_error start_sql finish_sql $ENGINE_LEFTOVERS);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -40,6 +40,19 @@ sub result_or_error
 	$node->psql($db, $query, stdout => \$out, stderr => \$err);
 	return $err ne '' ? $err : $out;
 }
+
+# $ENGINE_LEFTOVERS: a query of what a resharding makes and must not leave
+# (relations, triggers and constraints named reshard_*, but the extension's
+# own table and view): 'none', or their names.
+our $ENGINE_LEFTOVERS = q{
+	SELECT coalesce(string_agg(x, ', ' ORDER BY x), 'none') FROM (
+	    SELECT relname::text AS x FROM pg_class
+	    WHERE relname LIKE 'reshard\_%' AND relname NOT LIKE 'reshard\_state%' AND relname <> 'reshard_progress'
+	    UNION ALL
+	    SELECT format('trigger %s on %s', tgname, tgrelid::regclass) FROM pg_trigger WHERE tgname LIKE 'reshard\_%'
+	    UNION ALL
+	    SELECT format('constraint %s on %s', conname, conrelid::regclass) FROM pg_constraint
+	    WHERE conname LIKE 'reshard\_%' AND conrelid <> 'reshard_state'::regclass) AS t};
 
 # start_sql(NODE, SQL[, DATABASE]): runs SQL in a psql of its own, in the
 # background (unaligned, tuples only, stopping at the first error);

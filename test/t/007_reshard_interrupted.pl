@@ -127,17 +127,6 @@ BEGIN
     EXECUTE format('SELECT count(*) FROM (SELECT id FROM %I GROUP BY id HAVING count(*) > 1) AS d', t) INTO n;
     RETURN n;
 END $$;
--- What the engine made and did not remove (as in sql/reshard_engine.sql).
-CREATE FUNCTION engine_leftovers() RETURNS text LANGUAGE sql AS $$
-    SELECT coalesce(string_agg(x, ', ' ORDER BY x), 'none') FROM (
-        SELECT relname::text AS x FROM pg_class
-        WHERE relname LIKE 'reshard\_%' AND relname NOT LIKE 'reshard\_state%' AND relname <> 'reshard_progress'
-        UNION ALL
-        SELECT format('trigger %s on %s', tgname, tgrelid::regclass) FROM pg_trigger WHERE tgname LIKE 'reshard\_%'
-        UNION ALL
-        SELECT format('constraint %s on %s', conname, conrelid::regclass) FROM pg_constraint
-        WHERE conname LIKE 'reshard\_%' AND conrelid <> 'reshard_state'::regclass) AS t
-$$;
 
 -- The session of each run's call records its backend and the time first.
 CREATE TABLE engine_calls (run int PRIMARY KEY, pid int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
@@ -294,7 +283,7 @@ sub heard
 sub leftovers
 {
 	my ($rest, $inactive) = ([], 0);
-	for my $x (split /, /, $node->safe_psql('postgres', 'SELECT engine_leftovers()'))
+	for my $x (split /, /, $node->safe_psql('postgres', $ENGINE_LEFTOVERS))
 	{
 		next if $x eq 'none';
 		if ($x =~ /^trigger reshard_(?:capture|refuse_truncate)_\d+ on (\S+)$/ && $left_inactive{$1})
@@ -495,7 +484,7 @@ for my $r (@runs)
 		like($said, qr/dropped $inactive triggers an undone resharding of public\.$t left/,
 			"$name: reshard_abort says it dropped them");
 	}
-	is($node->safe_psql('postgres', 'SELECT engine_leftovers()'), 'none', "$name: nothing of the engine left");
+	is($node->safe_psql('postgres', $ENGINE_LEFTOVERS), 'none', "$name: nothing of the engine left");
 	note sprintf("%s: %d writer transactions; %.1f s", $name, $commits, time - $run_started);
 }
 

@@ -103,19 +103,6 @@ sub attempt
 	return ($out, $err);
 }
 
-# What the engine makes, named reshard_*, but the extension's own table and
-# view (which the shards have too: they run the extension for postgres_fdw's
-# pushdown).
-my $leftovers_sql = q{
-	SELECT coalesce(string_agg(x, ', ' ORDER BY x), 'none') FROM (
-	    SELECT relname::text AS x FROM pg_class
-	    WHERE relname LIKE 'reshard\_%' AND relname NOT LIKE 'reshard\_state%' AND relname <> 'reshard_progress'
-	    UNION ALL
-	    SELECT format('trigger %s on %s', tgname, tgrelid::regclass) FROM pg_trigger WHERE tgname LIKE 'reshard\_%'
-	    UNION ALL
-	    SELECT format('constraint %s on %s', conname, conrelid::regclass) FROM pg_constraint
-	    WHERE conname LIKE 'reshard\_%' AND conrelid <> 'reshard_state'::regclass) AS t};
-
 # --- Set-up.
 for my $shard (@shards)
 {
@@ -273,8 +260,8 @@ sub check
 	is($total, on($coordinator, "SELECT count(*) FROM truth"), "$name: the shards together hold every row once");
 	is(on($coordinator, "SELECT coalesce(sum(misplaced_rows), -1) FROM reshard_check('items')"),
 		'0', "$name: reshard_check finds no misplaced row");
-	is(on($coordinator, $leftovers_sql), 'none', "$name: nothing of the engine is left on the coordinator");
-	is(on($shards[$_], $leftovers_sql), 'none', "$name: nothing of the engine is left on shard $_") for 0 .. 3;
+	is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "$name: nothing of the engine is left on the coordinator");
+	is(on($shards[$_], $ENGINE_LEFTOVERS), 'none', "$name: nothing of the engine is left on shard $_") for 0 .. 3;
 	is(on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'"),
 		$phase, "$name: the resharding is $phase");
 }
@@ -330,7 +317,7 @@ is(phase_now() =~ s/\|\d+\|/||/r, 'aborted||f', "$name: the call undid itself (p
 like(on($coordinator, "SELECT error FROM reshard_progress WHERE \"table\" = 'public.items'"),
 	qr/could not connect to server "shard_2"/, "$name: reshard_progress shows the error");
 is(layout(), $layout_before, "$name: the table is as it was: four buckets, the same partitions");
-is(on($coordinator, $leftovers_sql), 'none', "$name: the undo left nothing of the engine on the coordinator");
+is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "$name: the undo left nothing of the engine on the coordinator");
 use_live_shards(2, 3, $name);
 $shards[2]->start;
 ($out, $err) = attempt($coordinator, "CALL reshard_remove_partition('items', 'items_3')");
@@ -494,7 +481,7 @@ is($err, '', "$name: shard 3 back, reshard_abort undoes it");
 is(phase_now() =~ s/\|\d+\|/||/r, 'aborted||f', "$name: phase aborted");
 is(layout(), $layout_before, "$name: the table is as it was: three buckets, the same partitions");
 is(on($shards[3], "SELECT count(*) FROM items"), '0', "$name: shard 3 emptied of the copies");
-is(on($coordinator, $leftovers_sql), 'none', "$name: nothing of the engine left on the coordinator");
+is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "$name: nothing of the engine left on the coordinator");
 ($out, $err) = attempt($coordinator, "CALL reshard_add_partition('items', 'items_3')");
 is($err, '', "$name: CALL reshard_add_partition again finishes");
 $buckets = 4;

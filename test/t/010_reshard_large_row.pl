@@ -145,15 +145,7 @@ sub check
 	is(on("SELECT pg_get_partkeydef('t'::regclass) || ' ' || count(*) FROM pg_inherits WHERE inhparent = 't'::regclass"),
 		"LIST (jumpbackhash(id, $buckets)) $buckets", "$name: the table has $buckets buckets, $buckets partitions");
 	is(on("SELECT coalesce(sum(misplaced_rows), -1) FROM reshard_check('t')"), '0', "$name: no misplaced row");
-	is(on(q{
-		SELECT coalesce(string_agg(x, ', ' ORDER BY x), 'none') FROM (
-		    SELECT relname::text AS x FROM pg_class
-		    WHERE relname LIKE 'reshard\_%' AND relname NOT LIKE 'reshard\_state%' AND relname <> 'reshard_progress'
-		    UNION ALL
-		    SELECT format('trigger %s on %s', tgname, tgrelid::regclass) FROM pg_trigger WHERE tgname LIKE 'reshard\_%'
-		    UNION ALL
-		    SELECT format('constraint %s on %s', conname, conrelid::regclass) FROM pg_constraint
-		    WHERE conname LIKE 'reshard\_%' AND conrelid <> 'reshard_state'::regclass) AS t}),
+	is(on($ENGINE_LEFTOVERS),
 		'none', "$name: nothing of the engine is left");
 }
 
