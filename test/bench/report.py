@@ -146,6 +146,27 @@ class Results:
 					   if p['case'] == case + '.sql' and p['baseline'] in ('insert_native.sql', 'select_native.sql'))
 			out.append((f'pgbench {what}, `PARTITION BY HASH (id jumpbackhash16_int8_ops)` ≥ 0.95× native '
 						'`PARTITION BY HASH (id)`', ratio(row['ratio']), float(row['ratio']) >= 0.95))
+		out += self.stall_targets()
+		return out
+
+	def stall_targets(self):
+		"""The longest write during reshard_add_partition: ≤ 1 s, and 10^7 rows within 2× of 10^5."""
+		calls = {(row['case'], int(row['rows'])): row for row in self.stall
+				 if row['method'] == 'reshard_add_partition'}
+		out = []
+		for (case, rows), row in sorted(calls.items()):
+			where = '8 local partitions' if case == 'local' else '4 `postgres_fdw` shards'
+			what = f'the longest write during `reshard_add_partition`, {where}, {rows:,} rows: ≤ 1 s'
+			if row['error']:
+				out.append((what, f"the call failed: {row['error']}", False))
+			else:
+				out.append((what, milliseconds(row['writer_max_ms']), float(row['writer_max_ms']) <= 1000))
+		small, large = calls.get(('local', 10 ** 5)), calls.get(('local', 10 ** 7))
+		if small and large and not small['error'] and not large['error']:
+			growth = float(large['writer_max_ms']) / float(small['writer_max_ms'])
+			out.append(('the longest write, 10^7 rows within 2× of 10^5 rows (local)',
+						f"{ratio(growth)} ({milliseconds(small['writer_max_ms'])} → "
+						f"{milliseconds(large['writer_max_ms'])})", growth <= 2))
 		return out
 
 	def pgbench_noise(self):
@@ -208,8 +229,9 @@ def stall_section(r, m):
 						 f"{'; '.join(trouble)}.")
 	version = f"version {first['extension']} as built from commit `{first['commit']}`"
 	arguments = m.get('reshard_stall_arguments', '')
+	when = f" (run on its own on {m['reshard_stall_date']})" if m.get('reshard_stall_date') else ''
 	return ('\n## Resharding\'s write stall\n\n'
-			f'`test/bench/reshard_stall{arguments}`: `CALL reshard_add_partition` of the extension ({version}) while '
+			f'`test/bench/reshard_stall{arguments}`{when}: `CALL reshard_add_partition` of the extension ({version}) while '
 			'a steady writer writes through the parent, against a plain move of the same rows; each on a fresh table '
 			'of the same rows. The table: `t (id bigint NOT NULL, payload text, counter int)` with an index on `id`, '
 			f"`PARTITION BY HASH (id jumpbackhash<n>_int8_ops)`. *local*: {topologies.get('local', 'not run')}; "
