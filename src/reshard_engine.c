@@ -814,7 +814,10 @@ step_cutover(engine *e)
 	{
 		ErrorData  *error;
 
+		/* counted before it begins: after a crash, no attempt means no COMMIT begun */
 		set_state(e, "cutover_attempts", psprintf("%d", (int) state_int64(e, "cutover_attempts") + 1));
+		save_state(e);
+		next_transaction(false);
 		arm_budget(e->budget_ms);
 		error = try_unit(e, unit_cutover);
 		if (disarm_budget() && error != NULL && error->sqlerrcode == ERRCODE_QUERY_CANCELED)
@@ -899,7 +902,17 @@ unit_undo(engine *e)
 	if (!list_member_oid(state_oids(e, "sources"), partition))
 		(void) stop_triggers(e, partition);
 	table_owner_leave(&owner);
-	/* the copies up to date, once all are made: the undo may add some back to shards */
+	/*
+	 * The copies up to date, once all are made: the undo may add some back
+	 * to shards.  Then, no writer through the table may change them before
+	 * it did: a delete committed after the log was applied would be undone.
+	 */
+	if (e->cutover_committing)
+	{
+		table_owner_enter(e->parent, &owner);
+		lock_tables(e, "ARRAY[s.parent] || s.sources", ShareRowExclusiveLock);
+		table_owner_leave(&owner);
+	}
 	if (state_int64(e, "sources_copied") > sources)
 		apply_log(e, PG_INT64_MAX, DT_NOEND);
 	run_phase(e, "reshard_phase_undo(reshard_state,boolean)", 1, BoolGetDatum(e->cutover_committing), 0);
@@ -1073,8 +1086,8 @@ begin(engine *e, const char *operation, Oid partition)
 						 errmsg("an interrupted resharding of %s is in phase %s", relation_name(e->parent), phase),
 						 errhint("Call it again with the same arguments to finish it, or undo it with reshard_abort.")));
 			refuse_atomic(e);
-			/* cut short in its cutover: its COMMIT may have been done on some shards */
-			e->cutover_committing = strcmp(phase, "cutover") == 0;
+			/* cut short in a cutover attempt: its COMMIT may have been done on some shards */
+			e->cutover_committing = strcmp(phase, "cutover") == 0 && state_int64(e, "cutover_attempts") > 0;
 			return true;
 		}
 		/* Called again after it ended: the same resharding is done already. */
@@ -1372,8 +1385,8 @@ reshard_abort(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("table %s has no interrupted resharding", relation_name(e.parent))));
-		/* cut short in its cutover: its COMMIT may have been done on some shards */
-		e.cutover_committing = strcmp(state_phase(&e), "cutover") == 0;
+		/* cut short in a cutover attempt: its COMMIT may have been done on some shards */
+		e.cutover_committing = strcmp(state_phase(&e), "cutover") == 0 && state_int64(&e, "cutover_attempts") > 0;
 		if (strcmp(state_phase(&e), "done") == 0 || strcmp(state_phase(&e), "aborted") == 0)
 		{
 			/* what an undo could not drop at once */

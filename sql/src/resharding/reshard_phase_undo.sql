@@ -11,11 +11,12 @@
 -- A cutover whose COMMIT failed (postgres_fdw commits the shards' servers
 -- one after the other) may have been committed on some shards: the rows
 -- that move out deleted there, or the rows that move in poured in there.
--- The first are added back here from their copies in the new partition
--- (the log applied first), under a lock that keeps writers through the
--- parent out: those whose key is not on the shard.  cutover_commit_failed
--- says that the engine saw the COMMIT fail, or that it continues a
--- resharding interrupted in its cutover.  The second are
+-- The first are added back here from their copies in the new partition:
+-- those whose key is not on the shard (the engine locked the parent and
+-- its partitions SHARE ROW EXCLUSIVE, then applied the log: no writer
+-- changed a row since).  cutover_commit_failed says that the engine saw the
+-- COMMIT fail, or that it continues a resharding interrupted in a cutover
+-- attempt.  The second are
 -- deleted again, found by the keys of the incoming table and their old
 -- bucket.
 CREATE FUNCTION reshard_phase_undo(s reshard_state, cutover_commit_failed boolean) RETURNS reshard_state
@@ -45,7 +46,6 @@ BEGIN
                            s.key, s.partition::regclass, s.old_bucket_sql, r.bucket)
             INTO key_type;
             CONTINUE WHEN key_type IS NULL;
-            EXECUTE format('LOCK TABLE ONLY %s IN SHARE ROW EXCLUSIVE MODE', s.parent::regclass);
             EXECUTE format('SELECT array_agg(DISTINCT (%1$s))::text FROM ONLY %2$s AS t
                             WHERE (%1$s) = ANY (ARRAY(SELECT (%1$s) FROM %3$s AS t WHERE (%4$s) = %5$s))',
                            s.key, r.src::regclass, s.partition::regclass, s.old_bucket_sql, r.bucket)
