@@ -1,6 +1,8 @@
 # test/perl/SubsettingTest.pm
 #	What the TAP tests of test/t/ share: their servers, made one way, a
-#	query whose error is a result to check, and SQL run in the background.
+#	table sharded over servers with postgres_fdw, a query whose error is a
+#	result to check, what a resharding must not leave, and SQL run in the
+#	background.
 #	A test loads it with
 #		use FindBin;
 #		use lib "$FindBin::RealBin/../perl";
@@ -17,7 +19,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(new_server result_or_error start_sql finish_sql $ENGINE_LEFTOVERS);
+our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -29,6 +31,45 @@ sub new_server
 	$node->append_conf('postgresql.conf', $configuration) if defined $configuration;
 	$node->start;
 	return $node;
+}
+
+# shard_table(COORDINATOR, SHARDS, TABLE, COLUMNS, BUCKETS): TABLE sharded
+# over the servers of SHARDS (an array reference) with postgres_fdw.  On
+# each shard server: the extension, and a table TABLE (COLUMNS, the first
+# of them id) with an index TABLE_id on id.  On COORDINATOR: the extensions
+# subsetting and postgres_fdw; for the shard server of index s, a foreign
+# server shard_<s> (extensions 'subsetting': a filter on jumpbackhash runs
+# on the shard) with a user mapping for the current user, and a foreign
+# table TABLE_<s> of its TABLE; TABLE (COLUMNS) PARTITION BY LIST
+# (jumpbackhash(id, BUCKETS)), whose partition of bucket b is TABLE_<b>;
+# the foreign tables of the shards from BUCKETS on are not partitions.
+sub shard_table
+{
+	my ($coordinator, $shards, $table, $columns, $buckets) = @_;
+	for my $shard (@$shards)
+	{
+		$shard->safe_psql('postgres',
+			"CREATE EXTENSION subsetting;
+			 CREATE TABLE $table ($columns);
+			 CREATE INDEX ${table}_id ON $table (id)");
+	}
+	$coordinator->safe_psql('postgres',
+		"CREATE EXTENSION subsetting; CREATE EXTENSION postgres_fdw;\n"
+		  . join('',
+			map {
+				sprintf("CREATE SERVER shard_%d FOREIGN DATA WRAPPER postgres_fdw
+				             OPTIONS (host '%s', port '%d', dbname 'postgres', extensions 'subsetting');
+				         CREATE USER MAPPING FOR CURRENT_USER SERVER shard_%d;\n",
+					$_, $shards->[$_]->host, $shards->[$_]->port, $_)
+			} 0 .. $#$shards)
+		  . "CREATE TABLE $table ($columns) PARTITION BY LIST (jumpbackhash(id, $buckets));\n"
+		  . join('',
+			map { "CREATE FOREIGN TABLE ${table}_$_ PARTITION OF $table FOR VALUES IN ($_)
+			           SERVER shard_$_ OPTIONS (table_name '$table');\n" } 0 .. $buckets - 1)
+		  . join('',
+			map { "CREATE FOREIGN TABLE ${table}_$_ ($columns) SERVER shard_$_ OPTIONS (table_name '$table');\n" }
+			  $buckets .. $#$shards));
+	return;
 }
 
 # result_or_error(NODE, DATABASE, QUERY): the result of QUERY, unaligned; if

@@ -5,12 +5,13 @@
 #	again.
 #
 #	A coordinator and four shard servers (postgres_fdw, as in
-#	001_sharding_fdw.pl); the table items (id bigint, v text) PARTITION BY
-#	LIST (jumpbackhash(id, n)), partition items_b a foreign table on shard
-#	b; n goes 3 -> 4 -> 3 -> 4 -> 3 -> 4, adding or removing items_3 (on
-#	shard 3).  The resharding is driven one step at a time (reshard_begin,
-#	reshard_step, as superuser), and a shard is stopped (pg_ctl stop -m
-#	immediate) between two steps, so where it stops is known, not timed:
+#	001_sharding_fdw.pl; made by shard_table of SubsettingTest.pm); the
+#	table items (id bigint, v text) PARTITION BY LIST (jumpbackhash(id, n)),
+#	partition items_b a foreign table on shard b; n goes 3 -> 4 -> 3 -> 4 ->
+#	3 -> 4, adding or removing items_3 (on shard 3).  The resharding is
+#	driven one step at a time (reshard_begin, reshard_step, as superuser),
+#	and a shard is stopped (pg_ctl stop -m immediate) between two steps, so
+#	where it stops is known, not timed:
 #
 #	A. adding, after the copy of items_0 and before that of items_1, shard 1
 #	   stops: the next step fails with SQLSTATE class 08 (connection
@@ -104,33 +105,14 @@ sub attempt
 }
 
 # --- Set-up.
-for my $shard (@shards)
-{
-	on($shard,
-		"CREATE EXTENSION subsetting;
-		 CREATE TABLE items (id bigint NOT NULL, v text NOT NULL);
-		 CREATE INDEX items_id ON items (id)");
-}
+shard_table($coordinator, \@shards, 'items', 'id bigint NOT NULL, v text NOT NULL', 3);
 on($coordinator,
-	"CREATE EXTENSION subsetting; CREATE EXTENSION postgres_fdw;\n"
-	  . join('',
-		map {
-			sprintf("CREATE SERVER shard_%d FOREIGN DATA WRAPPER postgres_fdw
-			             OPTIONS (host '%s', port '%d', dbname 'postgres', extensions 'subsetting');
-			         CREATE USER MAPPING FOR CURRENT_USER SERVER shard_%d;\n",
-				$_, $shards[$_]->host, $shards[$_]->port, $_)
-		} 0 .. 3)
-	  . "CREATE TABLE items (id bigint NOT NULL, v text NOT NULL) PARTITION BY LIST (jumpbackhash(id, 3));\n"
-	  . join('',
-		map { "CREATE FOREIGN TABLE items_$_ PARTITION OF items FOR VALUES IN ($_)
-		           SERVER shard_$_ OPTIONS (table_name 'items');\n" } 0 .. 2)
-	  . "CREATE FOREIGN TABLE items_3 (id bigint NOT NULL, v text NOT NULL) SERVER shard_3 OPTIONS (table_name 'items');
-	     INSERT INTO items SELECT i, 'v' || i FROM generate_series(1, $ROWS) AS i;
-	     -- The mirror: every write to items is made to it too.
-	     CREATE TABLE truth (id bigint NOT NULL, v text NOT NULL);
-	     INSERT INTO truth SELECT i, 'v' || i FROM generate_series(1, $ROWS) AS i;
-	     CREATE INDEX ON truth (id);
-	     CREATE SEQUENCE new_ids START 1000000;");
+	"INSERT INTO items SELECT i, 'v' || i FROM generate_series(1, $ROWS) AS i;
+	 -- The mirror: every write to items is made to it too.
+	 CREATE TABLE truth (id bigint NOT NULL, v text NOT NULL);
+	 INSERT INTO truth SELECT i, 'v' || i FROM generate_series(1, $ROWS) AS i;
+	 CREATE INDEX ON truth (id);
+	 CREATE SEQUENCE new_ids START 1000000;");
 my $buckets = 3;
 note sprintf("set-up: %.1f s", time - $started);
 
