@@ -138,7 +138,6 @@ state_query(engine *e, const char *query, const char *text_arg)
 	Oid			types[2] = {e->state_type, TEXTOID};
 	char		nulls[2] = {e->state ? ' ' : 'n', text_arg ? ' ' : 'n'};
 	int			ret;
-
 	int			nest_level = safe_search_path_begin();
 
 	GetUserIdAndSecContext(&saved_user, &saved_context);
@@ -903,9 +902,10 @@ unit_undo(engine *e)
 		(void) stop_triggers(e, partition);
 	table_owner_leave(&owner);
 	/*
-	 * The copies up to date, once all are made: the undo may add some back
-	 * to shards.  Then, no writer through the table may change them before
-	 * it did: a delete committed after the log was applied would be undone.
+	 * After a cutover attempt the undo may add rows back to shards from
+	 * their copies: it locks out the writers through the table first, then
+	 * brings the copies up to date, so that no delete committed in between
+	 * is undone.
 	 */
 	if (e->cutover_committing)
 	{
