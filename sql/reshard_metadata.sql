@@ -31,6 +31,8 @@ INSERT INTO orders (id, tenant, note, amount) SELECT i, i % 10, 'order ' || i, i
 CREATE INDEX my_note_index ON orders (note);
 CREATE INDEX orders_lower_note ON orders (lower(note)) WHERE amount > 10;
 COMMENT ON INDEX my_note_index IS 'by note';
+-- (a name that reads like part of an index definition: kept as it is)
+CREATE INDEX "v ON ONLY x" ON orders (amount);
 CREATE STATISTICS orders_stats (ndistinct) ON tenant, note FROM orders;
 ALTER STATISTICS orders_stats SET STATISTICS 500;
 COMMENT ON STATISTICS orders_stats IS 'tenant and note';
