@@ -19,7 +19,8 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS);
+our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
+  inactive_triggers_heard wait_for_restart);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -94,6 +95,49 @@ our $ENGINE_LEFTOVERS = q{
 	    UNION ALL
 	    SELECT format('constraint %s on %s', conname, conrelid::regclass) FROM pg_constraint
 	    WHERE conname LIKE 'reshard\_%' AND conrelid <> 'reshard_state'::regclass) AS t};
+
+# engine_leftovers_but(NODE, INACTIVE): what of the engine is left on NODE
+# ('none'), but the triggers on the partitions named in the hash INACTIVE
+# (an undo leaves the triggers of a partition a transaction holds, inactive,
+# with a WARNING), and how many of those triggers there are.
+sub engine_leftovers_but
+{
+	my ($node, $inactive) = @_;
+	my ($rest, $count) = ([], 0);
+	for my $x (split /, /, $node->safe_psql('postgres', $ENGINE_LEFTOVERS))
+	{
+		next if $x eq 'none';
+		if ($x =~ /^trigger reshard_(?:capture|refuse_truncate)_\d+ on (\S+)$/ && $inactive->{$1})
+		{
+			$count++;
+		}
+		else
+		{
+			push @$rest, $x;
+		}
+	}
+	return ((@$rest ? join(', ', @$rest) : 'none'), $count);
+}
+
+# inactive_triggers_heard(INACTIVE, TEXT): adds to the hash INACTIVE the
+# partitions whose triggers TEXT's WARNINGs say an undo left, inactive.
+sub inactive_triggers_heard
+{
+	my ($inactive, $said) = @_;
+	$inactive->{$1} = 1
+	  while $said =~ /the resharding's trigger on (?:public\.)?(\S+) is left, inactive: another transaction holds the table/g;
+	return;
+}
+
+# wait_for_restart(NODE, OFFSET): NODE has restarted after a crash (its log
+# past OFFSET says so) and accepts connections.
+sub wait_for_restart
+{
+	my ($node, $offset) = @_;
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+	$node->poll_query_until('postgres', 'SELECT true') or die $node->name . " does not come back";
+	return;
+}
 
 # start_sql(NODE, SQL[, DATABASE]): runs SQL in a psql of its own, in the
 # background (unaligned, tuples only, stopping at the first error);

@@ -259,44 +259,9 @@ sub stop_writers
 	  or die "the writers of $t do not stop";
 }
 
-# wait_for_restart(OFFSET): the server has restarted after a crash (its log
-# past OFFSET says so) and accepts connections.
-sub wait_for_restart
-{
-	my ($offset) = @_;
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-	$node->poll_query_until('postgres', 'SELECT true') or die "the server does not come back";
-}
-
 # The partitions on which an undo of this run left the engine's triggers,
-# inactive (its WARNINGs); heard(TEXT) adds those TEXT names.
+# inactive (its WARNINGs).
 my %left_inactive;
-sub heard
-{
-	my ($said) = @_;
-	$left_inactive{$1} = 1
-	  while $said =~ /the resharding's trigger on (?:public\.)?(\S+) is left, inactive: another transaction holds the table/g;
-}
-
-# leftovers(): what of the engine is left but the triggers on partitions
-# warned of (or 'none'), and how many of those triggers there are.
-sub leftovers
-{
-	my ($rest, $inactive) = ([], 0);
-	for my $x (split /, /, $node->safe_psql('postgres', $ENGINE_LEFTOVERS))
-	{
-		next if $x eq 'none';
-		if ($x =~ /^trigger reshard_(?:capture|refuse_truncate)_\d+ on (\S+)$/ && $left_inactive{$1})
-		{
-			$inactive++;
-		}
-		else
-		{
-			push @$rest, $x;
-		}
-	}
-	return ((@$rest ? join(', ', @$rest) : 'none'), $inactive);
-}
 
 # call_ok(CALL, NAME): the procedure call succeeds; what it said is reported.
 sub call_ok
@@ -306,7 +271,7 @@ sub call_ok
 	my $ret = $node->psql('postgres', $call, stdout => \$out, stderr => \$err);
 	is($ret, 0, $name) or diag($err);
 	note "$name: $err" if $err ne '';
-	heard($err);
+	inactive_triggers_heard(\%left_inactive, $err);
 	return $err;
 }
 
@@ -352,7 +317,7 @@ for my $r (@runs)
 	if ($node->safe_psql('postgres', "SELECT count(*) FROM reshard_progress WHERE \"table\" = 'public.$t' AND interrupted"))
 	{
 		my ($ret, $stdout, $stderr) = $node->psql('postgres', "CALL reshard_abort('$t')");
-		heard($stderr);
+		inactive_triggers_heard(\%left_inactive, $stderr);
 		note "run $run: the resharding of $t left by an earlier run: reshard_abort: " . ($stderr || 'done');
 	}
 	my $old = $node->safe_psql('postgres', "SELECT DISTINCT buckets FROM sharding_layout('$t')");
@@ -388,7 +353,7 @@ for my $r (@runs)
 		{
 			my $offset = -s $node->logfile;
 			kill('KILL', $pid) or die "could not kill backend $pid: $!";
-			wait_for_restart($offset);
+			wait_for_restart($node, $offset);
 		}
 		elsif ($how eq 'immediate')
 		{
@@ -398,7 +363,7 @@ for my $r (@runs)
 	}
 	$engine->finish;
 	$err =~ s/\s+$//;
-	heard($err);
+	inactive_triggers_heard(\%left_inactive, $err);
 	$landed{ $pid ? $seen_phase : 'none (the call had ended)' }++;
 	note "$name: $how "
 	  . ($pid ? "in phase $seen_phase ($done)" : "too late: the call had ended (phase $seen_phase)")
@@ -420,7 +385,7 @@ for my $r (@runs)
 	{
 		# The call undid itself (a cancel before the cutover): nothing left
 		# but the inactive triggers it warned of.
-		is((leftovers())[0] . ' ' . $node->safe_psql('postgres', "SELECT DISTINCT buckets FROM sharding_layout('$t')"),
+		is((engine_leftovers_but($node, \%left_inactive))[0] . ' ' . $node->safe_psql('postgres', "SELECT DISTINCT buckets FROM sharding_layout('$t')"),
 			"none $old", "$name: the call undid itself: nothing left, the old layout");
 	}
 
@@ -476,7 +441,7 @@ for my $r (@runs)
 	}
 	# The triggers an undo left (warned of), dropped by reshard_abort now
 	# that nobody holds the partitions; nothing else may be left.
-	my ($rest, $inactive) = leftovers();
+	my ($rest, $inactive) = engine_leftovers_but($node, \%left_inactive);
 	is($rest, 'none', "$name: nothing of the engine left but the inactive triggers warned of");
 	if ($inactive)
 	{

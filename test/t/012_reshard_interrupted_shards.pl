@@ -282,45 +282,9 @@ sub stop_writers
 	  or die "the writers do not stop";
 }
 
-# wait_for_restart(OFFSET): the coordinator has restarted after a crash (its
-# log past OFFSET says so) and accepts connections.
-sub wait_for_restart
-{
-	my ($offset) = @_;
-	$coordinator->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-	$coordinator->poll_query_until('postgres', 'SELECT true') or die "the coordinator does not come back";
-}
-
 # The partitions on which an undo of this run left the engine's triggers,
-# inactive (its WARNINGs); heard(TEXT) adds those TEXT names.
+# inactive (its WARNINGs).
 my %left_inactive;
-sub heard
-{
-	my ($said) = @_;
-	$left_inactive{$1} = 1
-	  while $said =~ /the resharding's trigger on (?:public\.)?(\S+) is left, inactive: another transaction holds the table/g;
-}
-
-# leftovers(): what of the engine is left on the coordinator but the
-# triggers on partitions warned of (or 'none'), and how many of those
-# triggers there are.
-sub leftovers
-{
-	my ($rest, $inactive) = ([], 0);
-	for my $x (split /, /, on($coordinator, $ENGINE_LEFTOVERS))
-	{
-		next if $x eq 'none';
-		if ($x =~ /^trigger reshard_(?:capture|refuse_truncate)_\d+ on (\S+)$/ && $left_inactive{$1})
-		{
-			$inactive++;
-		}
-		else
-		{
-			push @$rest, $x;
-		}
-	}
-	return ((@$rest ? join(', ', @$rest) : 'none'), $inactive);
-}
 
 # on_shards(): what of the engine is left on the shards: 'none' for each.
 sub on_shards
@@ -337,7 +301,7 @@ sub call_ok
 	my $ret = $coordinator->psql('postgres', $call, stdout => \$out, stderr => \$err);
 	is($ret, 0, $name) or diag($err);
 	note "$name: $err" if $err ne '';
-	heard($err);
+	inactive_triggers_heard(\%left_inactive, $err);
 	return $err;
 }
 
@@ -391,7 +355,7 @@ for my $r (@runs)
 	if (on($coordinator, "SELECT count(*) FROM reshard_progress WHERE \"table\" = 'public.items' AND interrupted"))
 	{
 		my ($ret, $stdout, $stderr) = $coordinator->psql('postgres', "CALL reshard_abort('items')");
-		heard($stderr);
+		inactive_triggers_heard(\%left_inactive, $stderr);
 		note "run $run: the resharding left by an earlier run: reshard_abort: " . ($stderr || 'done');
 	}
 	my $old = on($coordinator, "SELECT DISTINCT buckets FROM sharding_layout('items')");
@@ -430,7 +394,7 @@ for my $r (@runs)
 		{
 			my $offset = -s $coordinator->logfile;
 			kill('KILL', $pid) or die "could not kill backend $pid: $!";
-			wait_for_restart($offset);
+			wait_for_restart($coordinator, $offset);
 		}
 		elsif ($how eq 'immediate')
 		{
@@ -442,7 +406,7 @@ for my $r (@runs)
 	eval { $watcher->finish };    # (its session died with the server)
 	$engine->finish;
 	$err =~ s/\s+$//;
-	heard($err);
+	inactive_triggers_heard(\%left_inactive, $err);
 	$landed{ $pid ? $seen_phase : 'none (the call had ended)' }++;
 	note "$name: $how "
 	  . ($pid ? "in phase $seen_phase ($done)" : "too late: the call had ended (phase $seen_phase)")
@@ -464,7 +428,7 @@ for my $r (@runs)
 	{
 		# The call undid itself (a cancel before the cutover): nothing left
 		# but the inactive triggers it warned of, the old layout.
-		is((leftovers())[0] . '; ' . on_shards() . '; '
+		is((engine_leftovers_but($coordinator, \%left_inactive))[0] . '; ' . on_shards() . '; '
 			  . on($coordinator, "SELECT DISTINCT buckets FROM sharding_layout('items')"),
 			"none; $none_on_shards; $old", "$name: the call undid itself: nothing left, the old layout");
 	}
@@ -535,7 +499,7 @@ for my $r (@runs)
 
 	# The triggers an undo left (warned of), dropped by reshard_abort now
 	# that nobody holds the partitions; nothing else may be left.
-	my ($rest, $inactive) = leftovers();
+	my ($rest, $inactive) = engine_leftovers_but($coordinator, \%left_inactive);
 	is("$rest; " . on_shards(), "none; $none_on_shards",
 		"$name: nothing of the engine left but the inactive triggers warned of");
 	if ($inactive)
