@@ -20,7 +20,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
-  inactive_triggers_heard wait_for_restart);
+  inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -137,6 +137,57 @@ sub wait_for_restart
 	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
 	$node->poll_query_until('postgres', 'SELECT true') or die $node->name . " does not come back";
 	return;
+}
+
+# Writers that outlive their sessions (a terminated backend, a crash, a
+# restart): each a shell loop that runs one SQL statement in a psql of its
+# own, again whenever its session ended, until stop_writer_loops; their
+# errors go to writer_NAME.log in the test's log directory.  The loops end
+# with the test however it ends.
+my $writer_stop_file;
+my @writer_loops;
+
+# start_writer_loops(NODE, NAME => SQL, ...): one loop per statement.
+sub start_writer_loops
+{
+	my ($node, %statements) = @_;
+	$writer_stop_file //= PostgreSQL::Test::Utils::tempdir() . '/stop_writers';
+	unlink $writer_stop_file;
+	my ($psql, $connstr) = ($node->installed_command('psql'), $node->connstr('postgres'));
+	for my $name (sort keys %statements)
+	{
+		my $statement = $statements{$name};
+		push @writer_loops, IPC::Run::start(
+			[ 'bash', '-c',
+			  "while [ ! -e '$writer_stop_file' ]; do '$psql' -X -q -d \"\$CONNSTR\" -c \"\$STATEMENT\"; sleep 0.1; done" ],
+			'>', '/dev/null', '2>>', "$PostgreSQL::Test::Utils::log_path/writer_$name.log",
+			init => sub { @ENV{qw(CONNSTR STATEMENT)} = ($connstr, $statement) },
+			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	}
+	return;
+}
+
+# stop_writer_loops(STOP): no loop starts its statement again; STOP (code)
+# makes the running statements end; then waits for the loops to end.
+sub stop_writer_loops
+{
+	my ($stop) = @_;
+	open(my $fh, '>', $writer_stop_file) or die "could not create $writer_stop_file: $!";
+	close($fh);
+	$stop->();
+	$_->finish for @writer_loops;
+	@writer_loops = ();
+	return;
+}
+
+END
+{
+	if (defined $writer_stop_file)
+	{
+		my $fh;
+		close($fh) if open($fh, '>', $writer_stop_file);
+	}
+	$_->kill_kill for @writer_loops;
 }
 
 # start_sql(NODE, SQL[, DATABASE]): runs SQL in a psql of its own, in the

@@ -67,19 +67,6 @@ my $started = time;
 my $node = new_server('interrupted', 'restart_after_crash = on');
 my $psql = $node->installed_command('psql');
 my $connstr = $node->connstr('postgres');
-my $stop_file = PostgreSQL::Test::Utils::tempdir() . '/stop_writers';
-my @writers;
-
-# The writers' loops end when the test does, however it ends.
-END
-{
-	if (defined $stop_file)
-	{
-		my $fh;
-		close($fh) if open($fh, '>', $stop_file);
-	}
-	$_->kill_kill for @writers;
-}
 
 # The tables and their first number of buckets: a run adds a bucket to a
 # table in its first layout, else removes the last one.
@@ -221,24 +208,15 @@ END $$;
 }
 note sprintf("set-up: %.1f s", time - $started);
 
-# start_writers(T): two writers of table T, each a shell loop that calls
-# write_T again whenever its session ended, until the stop file exists;
-# returns when both have committed.
+# start_writers(T): two writers of table T (write_T, see
+# start_writer_loops); returns when both have committed.
 sub start_writers
 {
 	my ($t) = @_;
-	unlink $stop_file;
 	$node->safe_psql('postgres', "UPDATE writer_control SET stop = false WHERE tbl = '$t'");
 	my $before = $node->safe_psql('postgres', "SELECT string_agg(commits::text, ',' ORDER BY writer) FROM writer_commits WHERE tbl = '$t'");
 	my ($n0, $n1) = split /,/, $before;
-	for my $w (0, 1)
-	{
-		my $loop = "while [ ! -e '$stop_file' ]; do '$psql' -X -q -d \"\$CONNSTR\" -c 'CALL write_$t($w, 2, 0.01)'; sleep 0.1; done";
-		push @writers, IPC::Run::start([ 'bash', '-c', $loop ], '>', '/dev/null',
-			'2>>', "$PostgreSQL::Test::Utils::log_path/writer_${t}_$w.log",
-			init => sub { $ENV{CONNSTR} = $connstr },
-			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	}
+	start_writer_loops($node, map { ("${t}_$_" => "CALL write_$t($_, 2, 0.01)") } 0, 1);
 	$node->poll_query_until('postgres',
 		"SELECT bool_and(commits > CASE writer WHEN 0 THEN $n0 ELSE $n1 END) FROM writer_commits WHERE tbl = '$t'")
 	  or die "the writers of $t do not write";
@@ -249,11 +227,7 @@ sub start_writers
 sub stop_writers
 {
 	my ($t) = @_;
-	open(my $fh, '>', $stop_file) or die "could not create $stop_file: $!";
-	close($fh);
-	$node->safe_psql('postgres', "UPDATE writer_control SET stop = true WHERE tbl = '$t'");
-	$_->finish for @writers;
-	@writers = ();
+	stop_writer_loops(sub { $node->safe_psql('postgres', "UPDATE writer_control SET stop = true WHERE tbl = '$t'") });
 	$node->poll_query_until('postgres',
 		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'CALL write\\_%' AND pid <> pg_backend_pid())")
 	  or die "the writers of $t do not stop";

@@ -94,19 +94,6 @@ my $coordinator = new_server('coordinator', 'restart_after_crash = on');
 my @shards = map { new_server("shard$_") } 0 .. 3;
 my $psql = $coordinator->installed_command('psql');
 my $connstr = $coordinator->connstr('postgres');
-my $stop_file = PostgreSQL::Test::Utils::tempdir() . '/stop_writers';
-my @writers;
-
-# The writers' loops end when the test does, however it ends.
-END
-{
-	if (defined $stop_file)
-	{
-		my $fh;
-		close($fh) if open($fh, '>', $stop_file);
-	}
-	$_->kill_kill for @writers;
-}
 
 # on(NODE, SQL): runs SQL, returns its result unaligned; dies on error.
 sub on
@@ -247,22 +234,13 @@ END $$;
 });
 note sprintf("set-up: %.1f s", time - $started);
 
-# start_writers(): two writers, each a shell loop that calls write_items
-# again whenever its session ended, until the stop file exists; returns
-# when both have committed, with the rounds committed before.
+# start_writers(): two writers (write_items, see start_writer_loops);
+# returns when both have committed, with the rounds committed before.
 sub start_writers
 {
-	unlink $stop_file;
 	on($coordinator, "UPDATE writer_control SET stop = false");
 	my ($n0, $n1) = split /,/, on($coordinator, "SELECT string_agg(commits::text, ',' ORDER BY writer) FROM writer_commits");
-	for my $w (0, 1)
-	{
-		my $loop = "while [ ! -e '$stop_file' ]; do '$psql' -X -q -d \"\$CONNSTR\" -c 'CALL write_items($w, 2, 0.01)'; sleep 0.1; done";
-		push @writers, IPC::Run::start([ 'bash', '-c', $loop ], '>', '/dev/null',
-			'2>>', "$PostgreSQL::Test::Utils::log_path/writer_$w.log",
-			init => sub { $ENV{CONNSTR} = $connstr },
-			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	}
+	start_writer_loops($coordinator, map { ($_ => "CALL write_items($_, 2, 0.01)") } 0, 1);
 	$coordinator->poll_query_until('postgres',
 		"SELECT bool_and(commits > CASE writer WHEN 0 THEN $n0 ELSE $n1 END) FROM writer_commits")
 	  or die "the writers do not write";
@@ -272,11 +250,7 @@ sub start_writers
 # stop_writers(): the writers stopped; their sessions have ended.
 sub stop_writers
 {
-	open(my $fh, '>', $stop_file) or die "could not create $stop_file: $!";
-	close($fh);
-	on($coordinator, "UPDATE writer_control SET stop = true");
-	$_->finish for @writers;
-	@writers = ();
+	stop_writer_loops(sub { on($coordinator, "UPDATE writer_control SET stop = true") });
 	$coordinator->poll_query_until('postgres',
 		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'CALL write\\_%' AND pid <> pg_backend_pid())")
 	  or die "the writers do not stop";
