@@ -20,7 +20,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
-  inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops);
+  inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -95,6 +95,61 @@ our $ENGINE_LEFTOVERS = q{
 	    UNION ALL
 	    SELECT format('constraint %s on %s', conname, conrelid::regclass) FROM pg_constraint
 	    WHERE conname LIKE 'reshard\_%' AND conrelid <> 'reshard_state'::regclass) AS t};
+
+# $CUT_AT: SQL that creates what a test uses to cut a resharding short in
+# a chosen phase: the table engine_calls and the function cut_at.
+our $CUT_AT = <<'SQL';
+-- The session of each run's call records its backend and the time first.
+CREATE TABLE engine_calls (run int PRIMARY KEY, pid int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+
+-- The watcher: polls the resharding of table t by the call of run r; as
+-- soon as the state row of this call shows the phase wanted or a later one (not
+-- done or aborted) and the call's backend runs it, cancels or terminates
+-- that backend (action), or closes the writers' gate (action 'gate': takes
+-- the advisory lock 4242, which each writer round takes shared just before
+-- its COMMIT, and keeps it for the rest of the session; the caller then
+-- kills the backend or stops the server).  Gives "phase|pid|what it had
+-- done" (the phase read again once the gate is closed), or "phase|" when
+-- the call ended first.
+CREATE FUNCTION cut_at(t text, r int, wanted text, action text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    phases constant text[] := ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish',
+                                    'done', 'undo', 'aborted'];
+    caller int;
+    since timestamptz;
+    p record;
+    deadline constant timestamptz := clock_timestamp() + interval '150 s';
+BEGIN
+    IF array_position(phases, wanted) IS NULL THEN
+        RAISE EXCEPTION 'no phase %', wanted;
+    END IF;
+    LOOP
+        SELECT c.pid, c.at INTO caller, since FROM engine_calls c WHERE c.run = r;
+        SELECT s.phase, s.pid, s.rows_copied, s.changes_applied, s.cutover_attempts INTO p
+        FROM reshard_progress s WHERE s."table" = t AND s.started >= since;
+        IF p.pid = caller AND p.phase NOT IN ('done', 'aborted')
+           AND array_position(phases, p.phase) >= array_position(phases, wanted) THEN
+            IF action = 'cancel' THEN
+                PERFORM pg_cancel_backend(p.pid);
+            ELSIF action = 'terminate' THEN
+                PERFORM pg_terminate_backend(p.pid);
+            ELSIF action = 'gate' THEN
+                PERFORM pg_advisory_lock(4242);
+                SELECT s.phase, s.pid, s.rows_copied, s.changes_applied, s.cutover_attempts INTO p
+                FROM reshard_progress s WHERE s."table" = t AND s.started >= since;
+            END IF;
+            RETURN format('%s|%s|%s rows copied, %s changes applied, %s cutover attempts',
+                          p.phase, caller, p.rows_copied, p.changes_applied, p.cutover_attempts);
+        END IF;
+        PERFORM pg_stat_clear_snapshot();    -- else pg_stat_activity stays as first read
+        IF caller IS NOT NULL AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = caller)
+           OR clock_timestamp() > deadline THEN
+            RETURN coalesce(p.phase, 'none') || '|';
+        END IF;
+        PERFORM pg_sleep(0.0005);
+    END LOOP;
+END $$;
+SQL
 
 # engine_leftovers_but(NODE, INACTIVE): what of the engine is left on NODE
 # ('none'), but the triggers on the partitions named in the hash INACTIVE

@@ -115,49 +115,6 @@ BEGIN
     RETURN n;
 END $$;
 
--- The session of each run's call records its backend and the time first.
-CREATE TABLE engine_calls (run int PRIMARY KEY, pid int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
-
--- The watcher: polls the resharding of table t by the call of run r; as
--- soon as the state row of this call shows the phase wanted or a later one
--- (not done or aborted) and the call's backend runs it, cancels or
--- terminates that backend (action), or does nothing (the caller kills it).
--- Gives "phase|pid|what it had done", or "phase|" when the call ended
--- first.
-CREATE FUNCTION cut_at(t text, r int, wanted text, action text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    phases constant text[] := ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish',
-                                    'done', 'undo', 'aborted'];
-    caller int;
-    since timestamptz;
-    p record;
-    deadline constant timestamptz := clock_timestamp() + interval '120 s';
-BEGIN
-    IF array_position(phases, wanted) IS NULL THEN
-        RAISE EXCEPTION 'no phase %', wanted;
-    END IF;
-    LOOP
-        SELECT c.pid, c.at INTO caller, since FROM engine_calls c WHERE c.run = r;
-        SELECT s.phase, s.pid, s.rows_copied, s.changes_applied, s.cutover_attempts INTO p
-        FROM reshard_progress s WHERE s."table" = t AND s.started >= since;
-        IF p.pid = caller AND p.phase NOT IN ('done', 'aborted')
-           AND array_position(phases, p.phase) >= array_position(phases, wanted) THEN
-            IF action = 'cancel' THEN
-                PERFORM pg_cancel_backend(p.pid);
-            ELSIF action = 'terminate' THEN
-                PERFORM pg_terminate_backend(p.pid);
-            END IF;
-            RETURN format('%s|%s|%s rows copied, %s changes applied, %s cutover attempts',
-                          p.phase, p.pid, p.rows_copied, p.changes_applied, p.cutover_attempts);
-        END IF;
-        PERFORM pg_stat_clear_snapshot();    -- else pg_stat_activity stays as first read
-        IF caller IS NOT NULL AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = caller)
-           OR clock_timestamp() > deadline THEN
-            RETURN coalesce(p.phase, 'none') || '|';
-        END IF;
-        PERFORM pg_sleep(0.0005);
-    END LOOP;
-END $$;
 });
 
 # A writer of each table: write_<t>(w, writers, pause), a loop of one
@@ -206,6 +163,7 @@ END $$;
 	$procedure =~ s/\@T\@/$t/g;
 	$node->safe_psql('postgres', $procedure);
 }
+$node->safe_psql('postgres', $CUT_AT);
 note sprintf("set-up: %.1f s", time - $started);
 
 # start_writers(T): two writers of table T (write_T, see

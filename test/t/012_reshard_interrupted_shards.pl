@@ -125,56 +125,6 @@ CREATE FUNCTION differences() RETURNS bigint LANGUAGE sql AS $$
          + (SELECT count(*) FROM (SELECT * FROM items_mirror EXCEPT ALL SELECT * FROM items) AS b)
 $$;
 
--- The session of each run's call records its backend and the time first.
-CREATE TABLE engine_calls (run int PRIMARY KEY, pid int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
-
--- The watcher: polls the resharding of items by the call of run r; as soon
--- as the state row of this call shows the phase wanted or a later one (not
--- done or aborted) and the call's backend runs it, cancels or terminates
--- that backend (action), or closes the writers' gate (action 'gate': takes
--- the advisory lock 4242, which each writer round takes shared just before
--- its COMMIT, and keeps it for the rest of the session; the caller then
--- kills the backend or stops the server).  Gives "phase|pid|what it had
--- done" (the phase read again once the gate is closed), or "phase|" when
--- the call ended first.
-CREATE FUNCTION cut_at(r int, wanted text, action text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    phases constant text[] := ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish',
-                                    'done', 'undo', 'aborted'];
-    caller int;
-    since timestamptz;
-    p record;
-    deadline constant timestamptz := clock_timestamp() + interval '150 s';
-BEGIN
-    IF array_position(phases, wanted) IS NULL THEN
-        RAISE EXCEPTION 'no phase %', wanted;
-    END IF;
-    LOOP
-        SELECT c.pid, c.at INTO caller, since FROM engine_calls c WHERE c.run = r;
-        SELECT s.phase, s.pid, s.rows_copied, s.changes_applied, s.cutover_attempts INTO p
-        FROM reshard_progress s WHERE s."table" = 'public.items' AND s.started >= since;
-        IF p.pid = caller AND p.phase NOT IN ('done', 'aborted')
-           AND array_position(phases, p.phase) >= array_position(phases, wanted) THEN
-            IF action = 'cancel' THEN
-                PERFORM pg_cancel_backend(p.pid);
-            ELSIF action = 'terminate' THEN
-                PERFORM pg_terminate_backend(p.pid);
-            ELSIF action = 'gate' THEN
-                PERFORM pg_advisory_lock(4242);
-                SELECT s.phase, s.pid, s.rows_copied, s.changes_applied, s.cutover_attempts INTO p
-                FROM reshard_progress s WHERE s."table" = 'public.items' AND s.started >= since;
-            END IF;
-            RETURN format('%s|%s|%s rows copied, %s changes applied, %s cutover attempts',
-                          p.phase, caller, p.rows_copied, p.changes_applied, p.cutover_attempts);
-        END IF;
-        PERFORM pg_stat_clear_snapshot();    -- else pg_stat_activity stays as first read
-        IF caller IS NOT NULL AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = caller)
-           OR clock_timestamp() > deadline THEN
-            RETURN coalesce(p.phase, 'none') || '|';
-        END IF;
-        PERFORM pg_sleep(0.0005);
-    END LOOP;
-END $$;
 
 -- A writer: write_items(w, writers, pause), a loop of one transaction per
 -- round on the keys k with k % writers = w (so that the writers never wait
@@ -232,6 +182,7 @@ BEGIN
     END LOOP;
 END $$;
 });
+$coordinator->safe_psql('postgres', $CUT_AT);
 note sprintf("set-up: %.1f s", time - $started);
 
 # start_writers(): two writers (write_items, see start_writer_loops);
@@ -356,7 +307,7 @@ for my $r (@runs)
 	my ($win, $wout, $werr) = ('', '', '');
 	my $watcher = IPC::Run::start([ $psql, '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $connstr ],
 		'<', \$win, '>', \$wout, '2>', \$werr, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	$win .= "SELECT cut_at($run, '$wanted', '"
+	$win .= "SELECT cut_at('public.items', $run, '$wanted', '"
 	  . ($how eq 'cancel' || $how eq 'terminate' ? $how : 'gate') . "');\n";
 	pump_until($watcher, IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default), \$wout, qr/\n/)
 	  or die "the watcher does not answer: $werr";
