@@ -532,70 +532,48 @@ LANGUAGE sql AS $$
            attack_leftovers()
 $$;
 
--- extra_float_digits = 0
-SET extra_float_digits = 0;
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT :moved_rows = (SELECT count(*) FROM fl_before WHERE jumpbackhash(id, 3) = 2) AS moved_as_expected;
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW extra_float_digits;
--- extra_float_digits = -15
-SET extra_float_digits = -15;
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW extra_float_digits;
-RESET extra_float_digits;
--- DateStyle
-SET DateStyle = 'SQL, DMY';
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW DateStyle;
-RESET DateStyle;
--- TimeZone far away
-SET TimeZone = 'Pacific/Kiritimati';
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW TimeZone;
-RESET TimeZone;
--- bytea_output
-SET bytea_output = 'escape';
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW bytea_output;
-RESET bytea_output;
--- IntervalStyle
-SET IntervalStyle = 'sql_standard';
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW IntervalStyle;
-RESET IntervalStyle;
--- default_transaction_isolation: serializable, repeatable read
-SET default_transaction_isolation = 'serializable';
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW default_transaction_isolation;
-SHOW transaction_isolation;
-SET default_transaction_isolation = 'repeatable read';
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW default_transaction_isolation;
-SHOW transaction_isolation;
-RESET default_transaction_isolation;
+-- Each setting in turn: set in the session (a transaction begun after it,
+-- as a CALL from the client would be), then an add and a remove, each
+-- followed by fl_table(); the setting read back after them.  (lock_timeout:
+-- the engine sets its own for the capture, the cutover and the undo, for
+-- their transactions only; not a short one, which would fail the call
+-- whenever autovacuum held a table it locks.)
+CREATE TEMP TABLE setting_runs (n int, setting text, value text, call text, moved_as_expected boolean,
+                                key text, rows bigint, not_identical bigint, misplaced bigint,
+                                new_partition_rows bigint, leftovers text, after text);
+DO $$
+DECLARE
+    r record;
+    moved bigint;
+BEGIN
+    FOR r IN SELECT * FROM (VALUES (1, 'extra_float_digits', '0'), (2, 'extra_float_digits', '-15'),
+                                   (3, 'DateStyle', 'SQL, DMY'), (4, 'TimeZone', 'Pacific/Kiritimati'),
+                                   (5, 'bytea_output', 'escape'), (6, 'IntervalStyle', 'sql_standard'),
+                                   (7, 'default_transaction_isolation', 'serializable'),
+                                   (8, 'default_transaction_isolation', 'repeatable read'),
+                                   (9, 'lock_timeout', '2s')) AS v(n, setting, value) ORDER BY n LOOP
+        PERFORM set_config(r.setting, r.value, false);
+        COMMIT;
+        moved := NULL;
+        CALL reshard_add_partition('fl', 'fl_2', moved);
+        INSERT INTO setting_runs
+        SELECT r.n, r.setting, r.value, 'add', moved = (SELECT count(*) FROM fl_before WHERE jumpbackhash(id, 3) = 2),
+               f.*, current_setting(r.setting)
+        FROM fl_table() AS f;
+        COMMIT;
+        moved := NULL;
+        CALL reshard_remove_partition('fl', 'fl_2', moved);
+        INSERT INTO setting_runs
+        SELECT r.n, r.setting, r.value, 'remove', moved = (SELECT count(*) FROM fl_before WHERE jumpbackhash(id, 3) = 2),
+               f.*, current_setting(r.setting)
+        FROM fl_table() AS f;
+        COMMIT;
+        PERFORM set_config(r.setting, NULL, false);
+    END LOOP;
+END $$;
+SELECT setting, value, call, moved_as_expected, key, rows, not_identical, misplaced, new_partition_rows, leftovers,
+       after
+FROM setting_runs ORDER BY n, call;
 -- default_transaction_read_only: the call cannot write its state; it must
 -- fail with a clear error and leave the table as it was (and no state row
 -- of an unfinished resharding behind).
@@ -605,16 +583,6 @@ SELECT * FROM fl_table();
 SELECT count(*) AS unfinished FROM reshard_progress WHERE "table" = 'public.fl' AND phase NOT IN ('done', 'aborted');
 SHOW default_transaction_read_only;
 RESET default_transaction_read_only;
--- lock_timeout: the engine sets its own for the capture, the cutover and
--- the undo, for their transactions only.  (Not a short one: the call would
--- then fail whenever autovacuum happened to hold a table it locks.)
-SET lock_timeout = '2s';
-CALL reshard_add_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-CALL reshard_remove_partition('fl', 'fl_2') \gset
-SELECT * FROM fl_table();
-SHOW lock_timeout;
-RESET lock_timeout;
 -- session_replication_role = replica: a whole call, then writes of the same
 -- session between the steps (reshard_begin, reshard_step), which the
 -- capture triggers must carry although ordinary triggers do not fire in
