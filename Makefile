@@ -79,6 +79,7 @@ SQL_SOURCES = \
 	sql/src/resharding/reshard_phase_cutover.sql \
 	sql/src/resharding/reshard_phase_finish.sql \
 	sql/src/resharding/reshard_phase_undo.sql \
+	sql/src/resharding/reshard_phase_shard_views.sql \
 	sql/src/resharding/reshard_engine.sql \
 	sql/src/resharding/reshard_add_partition.sql \
 	sql/src/resharding/reshard_remove_partition.sql \

@@ -175,12 +175,14 @@ save_state(engine *e)
 	state_query(e,
 				"UPDATE %1$s.reshard_state AS t SET (parent, operation, partition, bucket, method, key, old_buckets,"
 				" new_buckets, old_bucket_sql, new_bucket_sql, new_partition_by, new_bound, sources, shadows, new_parent, log,"
-				" log_sequence, catalog, validate, foreign_keys, analyze_parent, phase, rows_to_move, rows_copied, rows_verified,"
-				" sources_copied, changes_applied, changes_waiting, cutover_attempts, last_progress, backend_pid, error)"
+				" log_sequence, catalog, validate, foreign_keys, analyze_parent, shard_views, shard_options, hidden_keys, phase,"
+				" rows_to_move, rows_copied, rows_verified, sources_copied, changes_applied, changes_waiting, cutover_attempts,"
+				" last_progress, backend_pid, error)"
 				" = (n.parent, n.operation, n.partition, n.bucket, n.method, n.key, n.old_buckets, n.new_buckets,"
 				" n.old_bucket_sql, n.new_bucket_sql, n.new_partition_by, n.new_bound, n.sources, n.shadows, n.new_parent, n.log,"
-				" n.log_sequence, n.catalog, n.validate, n.foreign_keys, n.analyze_parent, n.phase, n.rows_to_move, n.rows_copied, n.rows_verified,"
-				" n.sources_copied, n.changes_applied, n.changes_waiting, n.cutover_attempts, pg_catalog.clock_timestamp(),"
+				" n.log_sequence, n.catalog, n.validate, n.foreign_keys, n.analyze_parent, n.shard_views, n.shard_options,"
+				" n.hidden_keys, n.phase, n.rows_to_move, n.rows_copied, n.rows_verified, n.sources_copied,"
+				" n.changes_applied, n.changes_waiting, n.cutover_attempts, pg_catalog.clock_timestamp(),"
 				" pg_catalog.pg_backend_pid(), n.error)"
 				" FROM (SELECT ($1::%1$s.reshard_state).*) AS n WHERE t.parent = $2::pg_catalog.oid",
 				psprintf("%u", e->parent));
@@ -218,6 +220,15 @@ state_is_null(engine *e, const char *column)
 
 	(void) state_value(e, column, &isnull);
 	return isnull;
+}
+
+static bool
+state_bool(engine *e, const char *column)
+{
+	bool		isnull;
+	Datum		value = state_value(e, column, &isnull);
+
+	return !isnull && DatumGetBool(value);
 }
 
 static char *
@@ -464,6 +475,23 @@ stop_triggers(engine *e, Oid relation)
 	return reshard_triggers_stop(relation, functions, lengthof(functions));
 }
 
+/*
+ * With shard_views, an action of reshard_phase_shard_views on the shards
+ * whose leaving rows are hidden (their statements wait at most the budget
+ * for a lock).
+ */
+static void
+shard_views(engine *e, const char *action)
+{
+	if (state_bool(e, "shard_views"))
+		run_phase(e, "reshard_phase_shard_views(reshard_state,text,integer)", 2, CStringGetTextDatum(action),
+				  Int32GetDatum(e->budget_ms));
+}
+
+/* Those shards' foreign partitions, for lock_tables. */
+#define SHARD_VIEW_SOURCES \
+	"ARRAY(SELECT v.r FROM unnest(s.sources, s.shard_options) AS v(r, o) WHERE v.o IS NOT NULL)"
+
 /* Step "setup": the shadows, the new parent, the change log. */
 static void
 unit_setup(engine *e)
@@ -477,6 +505,7 @@ unit_setup(engine *e)
 	foreach(cell, state_oids(e, "shadows"))
 		reshard_guard_start(lfirst_oid(cell), guard);
 	table_owner_leave(&owner);
+	shard_views(e, "create");
 	set_state(e, "phase", "capture");
 }
 
@@ -503,7 +532,10 @@ unit_capture(engine *e)
 		(void) stop_triggers(e, lfirst_oid(cell));
 		reshard_capture_start(lfirst_oid(cell), log, sequence, capture);
 	}
+	if (state_bool(e, "shard_views"))
+		lock_tables(e, SHARD_VIEW_SOURCES, AccessExclusiveLock);
 	table_owner_leave(&owner);
+	shard_views(e, "point");
 	set_state(e, "phase", "copy");
 }
 
@@ -566,6 +598,13 @@ foreign_tables(List *relations)
 		if (get_rel_relkind(lfirst_oid(cell)) == RELKIND_FOREIGN_TABLE)
 			result = lappend_oid(result, lfirst_oid(cell));
 	return result;
+}
+
+/* With shard_views: the shards' triggers that refuse direct writes. */
+static void
+unit_arm_shards(engine *e)
+{
+	shard_views(e, "arm");
 }
 
 /* Step "copy": the next old partition copied (reshard_phase_copy). */
@@ -851,9 +890,38 @@ step_cutover(engine *e)
 static void
 unit_finish(engine *e)
 {
-	if (state_is_null(e, "validate"))
+	bool		last = state_is_null(e, "validate");
+
+	if (last)
 		set_lock_timeout(e->budget_ms);
 	run_phase(e, "reshard_phase_finish(reshard_state)", 0, 0, 0);
+	if (last && !state_is_null(e, "shard_options"))
+		shard_views(e, "drop");
+}
+
+/* With shard_views, after the cutover: the rows hidden on the shards deleted there, online. */
+static void
+unit_clean_shards(engine *e)
+{
+	shard_views(e, "clean");
+}
+
+/*
+ * Then the shards' triggers dropped, and the foreign partitions (ACCESS
+ * EXCLUSIVE, after SHARE ROW EXCLUSIVE on the table: writers lock it
+ * first; each waited for at most the budget) pointed back at their tables.
+ */
+static void
+unit_restore_shards(engine *e)
+{
+	table_owner_context owner;
+
+	set_lock_timeout(e->budget_ms);
+	table_owner_enter(e->parent, &owner);
+	lock_tables(e, "ARRAY[s.parent]", ShareRowExclusiveLock);
+	lock_tables(e, SHARD_VIEW_SOURCES, AccessExclusiveLock);
+	table_owner_leave(&owner);
+	shard_views(e, "restore");
 }
 
 /*
@@ -867,6 +935,14 @@ step_finish(engine *e)
 {
 	ErrorData  *error;
 
+	if (!state_is_null(e, "hidden_keys"))
+	{
+		if ((error = try_unit(e, unit_clean_shards)) != NULL)
+			ReThrowError(error);
+		save_state(e);
+		next_transaction(false);
+		with_lock_retries(e, unit_restore_shards, "point its foreign partitions back at their tables");
+	}
 	if (!state_is_null(e, "validate"))
 	{
 		if ((error = try_unit(e, unit_finish)) != NULL)
@@ -884,7 +960,9 @@ step_finish(engine *e)
  * budget.  Then the capture triggers on the old partitions, of those that
  * can be locked at once: a transaction that reads the table may hold one for
  * long, and the undo waits for nobody; what is left is dropped by the next
- * resharding of the table or by reshard_abort.
+ * resharding of the table or by reshard_abort.  With shard_views, the
+ * foreign partitions are pointed back first and the shards' objects
+ * dropped last.
  */
 static void
 unit_undo(engine *e)
@@ -896,24 +974,28 @@ unit_undo(engine *e)
 	bool		isnull;
 	int			sources = ArrayGetNItems(1, ARR_DIMS(DatumGetArrayTypeP(state_value(e, "sources", &isnull))));
 
+	bool		views = !state_is_null(e, "shard_options");
+
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
 	if (!list_member_oid(state_oids(e, "sources"), partition))
 		(void) stop_triggers(e, partition);
-	table_owner_leave(&owner);
 	/*
 	 * After a cutover attempt the undo may add rows back to shards from
-	 * their copies: it locks out the writers through the table first, then
-	 * brings the copies up to date, so that no delete committed in between
-	 * is undone.
+	 * their copies: it locks out the writers through the table first (the
+	 * table before its partitions, as they lock them), then brings the
+	 * copies up to date, so that no delete committed in between is undone.
+	 * With shard_views, the foreign partitions pointed at the shards' views
+	 * are pointed back (ACCESS EXCLUSIVE).
 	 */
-	if (e->cutover_committing)
-	{
-		table_owner_enter(e->parent, &owner);
+	if (e->cutover_committing || views)
 		lock_tables(e, "ARRAY[s.parent] || s.sources", ShareRowExclusiveLock);
-		table_owner_leave(&owner);
-	}
-	if (state_int64(e, "sources_copied") > sources)
+	if (views)
+		lock_tables(e, SHARD_VIEW_SOURCES, AccessExclusiveLock);
+	table_owner_leave(&owner);
+	if (views)
+		shard_views(e, "restore");
+	if (e->cutover_committing && state_int64(e, "sources_copied") > sources)
 		apply_log(e, PG_INT64_MAX, DT_NOEND);
 	run_phase(e, "reshard_phase_undo(reshard_state,boolean)", 1, BoolGetDatum(e->cutover_committing), 0);
 	table_owner_enter(e->parent, &owner);
@@ -929,6 +1011,9 @@ unit_undo(engine *e)
 							 relation_name(e->parent))));
 	}
 	table_owner_leave(&owner);
+	/* last: the foreign partitions no longer use them */
+	if (views)
+		shard_views(e, "drop");
 }
 
 /* The engine's triggers that an undone resharding left on the old partitions, dropped. */
@@ -958,6 +1043,17 @@ step(engine *e)
 
 	if (strcmp(phase, "done") == 0 || strcmp(phase, "aborted") == 0)
 		return false;
+	/*
+	 * From the first copy on, the shards whose leaving rows are hidden
+	 * refuse direct writes: before the copy's transaction, whose snapshots
+	 * snapshot_foreign_partitions takes.
+	 */
+	if (strcmp(phase, "copy") == 0 && state_int64(e, "sources_copied") == 0)
+	{
+		next_transaction(false);
+		if ((error = try_unit(e, unit_arm_shards)) != NULL)
+			ReThrowError(error);
+	}
 	next_transaction(strcmp(phase, "copy") == 0 || strcmp(phase, "verify") == 0);
 	if (strcmp(phase, "capture") == 0)
 		with_lock_retries(e, unit_capture, "start capturing its writes");
@@ -1066,7 +1162,7 @@ refuse_atomic(engine *e)
  * block's), and then the call is refused.
  */
 static bool
-begin(engine *e, const char *operation, Oid partition)
+begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 {
 	bool		isnull;
 
@@ -1088,6 +1184,9 @@ begin(engine *e, const char *operation, Oid partition)
 			refuse_atomic(e);
 			/* cut short in a cutover attempt: its COMMIT may have been done on some shards */
 			e->cutover_committing = strcmp(phase, "cutover") == 0 && state_int64(e, "cutover_attempts") > 0;
+			/* the error that stopped it is not this call's */
+			set_state(e, "error", NULL);
+			save_state(e);
 			return true;
 		}
 		/* Called again after it ended: the same resharding is done already. */
@@ -1110,16 +1209,16 @@ begin(engine *e, const char *operation, Oid partition)
 	/* The checks (as the owner), then the state row written. */
 	e->state = (Datum) 0;
 	state_query(e, "SELECT pg_catalog.jsonb_populate_record(NULL::%1$s.reshard_state, $2::pg_catalog.jsonb)",
-				OidIsValid(partition) ? psprintf("{\"parent\": %u, \"partition\": %u}", e->parent, partition)
-				: psprintf("{\"parent\": %u}", e->parent));
+				psprintf("{\"parent\": %u, \"partition\": %s, \"shard_views\": %s}", e->parent,
+						 OidIsValid(partition) ? psprintf("%u", partition) : "null", hide_on_shards ? "true" : "false"));
 	run_phase(e, "reshard_phase_plan(reshard_state,text)", 1, CStringGetTextDatum(operation), 0);
 	refuse_atomic(e);
 	state_query(e, "INSERT INTO %1$s.reshard_state (parent, parent_name, operation, partition, bucket, method, key,"
 				" old_buckets, new_buckets, old_bucket_sql, new_bucket_sql, new_partition_by, new_bound, sources,"
-				" shadows, phase)"
+				" shadows, shard_views, shard_options, phase)"
 				" SELECT n.parent, n.parent_name, n.operation, n.partition, n.bucket, n.method, n.key, n.old_buckets,"
 				" n.new_buckets, n.old_bucket_sql, n.new_bucket_sql, n.new_partition_by, n.new_bound, n.sources,"
-				" n.shadows, n.phase FROM (SELECT ($1::%1$s.reshard_state).*) AS n RETURNING reshard_state", NULL);
+				" n.shadows, n.shard_views, n.shard_options, n.phase FROM (SELECT ($1::%1$s.reshard_state).*) AS n RETURNING reshard_state", NULL);
 	run_phase(e, "reshard_phase_check(reshard_state)", 0, 0, 0);
 	save_state(e);
 	next_transaction(false);
@@ -1211,7 +1310,8 @@ run_steps(engine *e)
  * again finishes.
  */
 static int64
-run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budget_arg, int attempts_arg)
+run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budget_arg, int attempts_arg,
+	int shard_views_arg)
 {
 	engine		e;
 	int64		moved_rows = 0;
@@ -1220,12 +1320,17 @@ run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budge
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
+	if (shard_views_arg >= 0 && PG_ARGISNULL(shard_views_arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("shard_views must not be null")));
 	engine_open(&e, fcinfo, PG_GETARG_OID(0), PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg));
 	PG_TRY();
 	{
 		ErrorData  *error;
 
-		if (!begin(&e, operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg)))
+		if (!begin(&e, operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg),
+				   shard_views_arg >= 0 && PG_GETARG_BOOL(shard_views_arg)))
 			error = NULL;
 		else if ((error = run_steps(&e)) == NULL)
 			moved_rows = state_int64(&e, "rows_to_move");
@@ -1268,12 +1373,12 @@ PG_FUNCTION_INFO_V1(reshard_add_partition);
 
 /*
  * CALL reshard_add_partition(parent, new_partition, moved_rows,
- * cutover_budget, cutover_attempts)
+ * cutover_budget, cutover_attempts, shard_views)
  */
 Datum
 reshard_add_partition(PG_FUNCTION_ARGS)
 {
-	return moved_rows_result(fcinfo, run(fcinfo, "add", 1, 3, 4));
+	return moved_rows_result(fcinfo, run(fcinfo, "add", 1, 3, 4, 5));
 }
 
 PG_FUNCTION_INFO_V1(reshard_remove_partition);
@@ -1285,14 +1390,14 @@ PG_FUNCTION_INFO_V1(reshard_remove_partition);
 Datum
 reshard_remove_partition(PG_FUNCTION_ARGS)
 {
-	return moved_rows_result(fcinfo, run(fcinfo, "remove", 1, 3, 4));
+	return moved_rows_result(fcinfo, run(fcinfo, "remove", 1, 3, 4, -1));
 }
 
 PG_FUNCTION_INFO_V1(reshard_run);
 
 /*
  * CALL reshard_engine_run(parent, operation, partition, cutover_budget,
- * cutover_attempts): either, by name (tests).
+ * cutover_attempts, shard_views): either, by name (tests).
  */
 Datum
 reshard_run(PG_FUNCTION_ARGS)
@@ -1301,7 +1406,7 @@ reshard_run(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("operation must not be null")));
-	(void) run(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(1)), 2, 3, 4);
+	(void) run(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(1)), 2, 3, 4, 5);
 	PG_RETURN_VOID();
 }
 
@@ -1317,7 +1422,7 @@ reshard_begin(PG_FUNCTION_ARGS)
 	e.budget_ms = 500;
 	PG_TRY();
 	{
-		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2));
+		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2), false);
 	}
 	PG_FINALLY();
 	{

@@ -154,9 +154,10 @@ class Results:
 		calls = {(row['case'], int(row['rows'])): row for row in self.stall
 				 if row['method'] == 'reshard_add_partition'}
 		out = []
-		for (case, rows), row in sorted(calls.items()):
+		for (case, rows, method), row in sorted({(row['case'], int(row['rows']), row['method']): row
+												 for row in self.stall if row['method'] in names}.items()):
 			where = '8 local partitions' if case == 'local' else '4 `postgres_fdw` shards'
-			what = f'the longest write during `reshard_add_partition`, {where}, {rows:,} rows: ≤ 1 s'
+			what = f'the longest write during {STALL_CALLS[method]}, {where}, {rows:,} rows: ≤ 1 s'
 			if row['error']:
 				out.append((what, f"the call failed: {row['error']}", False))
 			else:
@@ -190,6 +191,11 @@ class Results:
 					 ['---', '---', ':---:'])
 
 
+# The methods of test/bench/reshard_stall that call the extension, as the report names them.
+STALL_CALLS = {'reshard_add_partition': '`reshard_add_partition`',
+			   'reshard_add_partition_shard_views': '`reshard_add_partition(..., shard_views => true)`'}
+
+
 def seconds(value):
 	value = float(value)
 	return f'{value * 1000:,.0f} ms' if value < 1 else f'{value:,.2f} s'
@@ -209,8 +215,7 @@ def stall_section(r, m):
 	notes = []
 	for row in r.stall:
 		what = {'local': 'local', 'fdw': 'shards'}.get(row['case'], row['case'])
-		method = ('`reshard_add_partition`' if row['method'] == 'reshard_add_partition' else
-				  'baseline' if row['method'] == 'baseline' else row['method'])
+		method = STALL_CALLS.get(row['method'], row['method'])
 		if row['error']:
 			rows.append((what, number(row['rows'], 0), method, f"failed: {row['error']}") + ('',) * 9)
 			continue

@@ -84,12 +84,16 @@ sub result_or_error
 }
 
 # $ENGINE_LEFTOVERS: a query of what a resharding makes and must not leave
-# (relations, triggers and constraints named reshard_*, but the extension's
-# own table and view): 'none', or their names.
+# (relations, triggers, constraints and functions named reshard_*, but the
+# extension's own): 'none', or their names.
 our $ENGINE_LEFTOVERS = q{
 	SELECT coalesce(string_agg(x, ', ' ORDER BY x), 'none') FROM (
 	    SELECT relname::text AS x FROM pg_class
 	    WHERE relname LIKE 'reshard\_%' AND relname NOT LIKE 'reshard\_state%' AND relname <> 'reshard_progress'
+	    UNION ALL
+	    SELECT format('function %s', p.oid::regprocedure) FROM pg_proc p
+	    WHERE p.proname LIKE 'reshard\_%'
+	      AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
 	    UNION ALL
 	    SELECT format('trigger %s on %s', tgname, tgrelid::regclass) FROM pg_trigger WHERE tgname LIKE 'reshard\_%'
 	    UNION ALL
@@ -245,8 +249,10 @@ END
 	$_->kill_kill for @writer_loops;
 }
 
-# start_sql(NODE, SQL[, DATABASE]): runs SQL in a psql of its own, in the
-# background (unaligned, tuples only, stopping at the first error);
+# start_sql(NODE, SQL[, DATABASE]): runs SQL (a string, or a reference to
+# an array of statements, each sent on its own: a procedure that commits
+# needs that) in a psql of its own, in the background (unaligned, tuples
+# only, stopping at the first error);
 # finish_sql(HANDLE) waits for it to end and returns (stdout, stderr).
 sub start_sql
 {
@@ -257,7 +263,7 @@ sub start_sql
 			$node->installed_command('psql'), '-XAtq',
 			'-v', 'ON_ERROR_STOP=1',
 			'-d', $node->connstr($db // 'postgres'),
-			'-c', $sql
+			map { ('-c', $_) } ref $sql ? @$sql : $sql
 		],
 		'>', \$h->{out}, '2>', \$h->{err},
 		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));

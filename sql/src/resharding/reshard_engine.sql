@@ -4,11 +4,11 @@
 -- A resharding from the checks to the end, or the continuation of an
 -- interrupted one (src/reshard_engine.c).
 CREATE PROCEDURE reshard_engine_run(parent regclass, operation text, partition regclass,
-                             cutover_budget interval, cutover_attempts int)
+                             cutover_budget interval, cutover_attempts int, shard_views boolean DEFAULT false)
 LANGUAGE C AS 'MODULE_PATHNAME', 'reshard_run';
-REVOKE ALL ON PROCEDURE reshard_engine_run(regclass, text, regclass, interval, int) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE reshard_engine_run(regclass, text, regclass, interval, int, boolean) FROM PUBLIC;
 
-COMMENT ON PROCEDURE reshard_engine_run(regclass, text, regclass, interval, int) IS
+COMMENT ON PROCEDURE reshard_engine_run(regclass, text, regclass, interval, int, boolean) IS
 'a resharding with the engine of 1.2, from the checks to the end (internal)';
 
 -- The checks and the state row, nothing else; then reshard_step runs one

@@ -96,6 +96,12 @@ BEGIN
                 EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s AS x',
                                s.shadows[b + 1]::regclass, insert_cols, insert_cols, log_row)
                 USING e.ctid;
+                -- (a row that leaves a shard whose leaving rows are hidden)
+                IF s.hidden_keys[own + 1] IS NOT NULL THEN
+                    EXECUTE format('INSERT INTO %s (key) SELECT (%s) FROM %s AS x', s.hidden_keys[own + 1]::regclass,
+                                   s.key, log_row)
+                    USING e.ctid;
+                END IF;
             END IF;
         END IF;
         EXECUTE format('DELETE FROM %s WHERE ctid = $1', s.log::regclass) USING e.ctid;

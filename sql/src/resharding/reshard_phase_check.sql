@@ -145,7 +145,18 @@ BEGIN
             SELECT format('%s: security label of %s', l.objoid::regclass, l.provider)
             FROM pg_seclabel l WHERE l.classoid = 'pg_class'::regclass AND l.objoid = ANY (rels)
             UNION ALL
-            SELECT format('%s: server %s, options %s', f.ftrelid::regclass, f.ftserver, f.ftoptions)
+            -- (with shard_views, a foreign partition the engine pointed at
+            -- its view on the shard counts with the options it had)
+            SELECT format('%s: server %s, options %s', f.ftrelid::regclass, f.ftserver,
+                          coalesce((SELECT coalesce(nullif(s.shard_options[u.i], '{}'), '')
+                                    FROM unnest(s.sources) WITH ORDINALITY AS u(source, i)
+                                    WHERE u.source = f.ftrelid AND s.shard_options[u.i] IS NOT NULL
+                                      AND 'table_name=reshard_all_' || f.ftrelid = ANY (f.ftoptions)
+                                      AND ARRAY(SELECT x FROM unnest(f.ftoptions) AS x
+                                                WHERE x !~ '^(schema|table)_name=' ORDER BY x)
+                                          = ARRAY(SELECT x FROM unnest(s.shard_options[u.i]::text[]) AS x
+                                                  WHERE x !~ '^(schema|table)_name=' ORDER BY x)),
+                                   f.ftoptions::text))
             FROM pg_foreign_table f WHERE f.ftrelid = ANY (rels)
             UNION ALL
             SELECT format('%s: publication %I', r.prrelid::regclass, p.pubname)

@@ -49,6 +49,13 @@ BEGIN
             s.rows_to_move := s.rows_to_move + n;
         END IF;
     END LOOP;
+    -- With shard_views, the keys of the rows that leave a foreign partition
+    -- are hidden on its shard at the cutover (reshard_phase_shard_views).
+    IF is_foreign AND s.hidden_keys[s.sources_copied] IS NOT NULL THEN
+        EXECUTE format('INSERT INTO %s (key) SELECT DISTINCT (%s) FROM %s AS t WHERE (%s) = %s',
+                       s.hidden_keys[s.sources_copied]::regclass, s.key, s.shadows[s.bucket + 1]::regclass,
+                       s.old_bucket_sql, s.sources_copied - 1);
+    END IF;
     EXECUTE format('DELETE FROM %s WHERE partition = $1', s.log::regclass) USING source;
     RETURN s;
 END

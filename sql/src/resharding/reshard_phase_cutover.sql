@@ -26,7 +26,9 @@
 -- key is a column), and must be exactly the copies made of them (count and
 -- sum of row-image hashes: else a direct write on that server changed them,
 -- an error); the rows that move into one are poured into it from its
--- incoming table.  A foreign partition removed must hold exactly the rows
+-- incoming table (with shard_views, the rows that leave a shard are not
+-- deleted: the engine points its foreign partition at a view on the shard
+-- that leaves them out, reshard_phase_shard_views).  A foreign partition removed must hold exactly the rows
 -- copied from it (count, and row-image hashes of the copies found by key).  That work grows with the rows moved to and from shards,
 -- not with the table.
 CREATE FUNCTION reshard_phase_cutover(s reshard_state, takeover text[]) RETURNS reshard_state
@@ -94,6 +96,13 @@ BEGIN
     FOR r IN SELECT u.src, u.i - 1 AS bucket FROM unnest(s.sources) WITH ORDINALITY AS u(src, i)
              JOIN pg_class c ON c.oid = u.src
              WHERE c.relkind = 'f' AND NOT (s.operation = 'remove' AND u.src = s.partition) ORDER BY u.i LOOP
+        -- With shard_views, the rows that leave it are hidden on its shard
+        -- instead: it is pointed at the view of the rows that stay there
+        -- (reshard_phase_shard_views).
+        IF s.hidden_keys[r.bucket + 1] IS NOT NULL THEN
+            EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (SET table_name %L)', r.src::regclass, 'reshard_stay_' || r.src);
+            CONTINUE;
+        END IF;
         IF s.operation = 'add' THEN
             EXECUTE format('SELECT count(*), coalesce(sum(%1$s.reshard_row_image_hash(ROW(%2$s))), 0)
                             FROM %3$s AS t WHERE (%4$s) = %5$s',

@@ -9,7 +9,7 @@
 -- expression, partition key and bounds.  Nothing of the table's is run: no
 -- function or operator in the key that is neither built in nor the
 -- extension's, no code of its own on a partition.  s holds the table
--- (parent) and the partition named (partition), nothing else.
+-- (parent), the partition named (partition) and shard_views, nothing else.
 CREATE FUNCTION reshard_phase_plan(s reshard_state, operation text) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -369,6 +369,37 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = 'The new partition receives the rows that move to its bucket, and nothing else.';
         END IF;
+    END IF;
+
+    -- shard_views: the rows leaving the foreign partitions are hidden by
+    -- their key on the shards' servers, reached through dblink.
+    IF s.shard_views THEN
+        IF operation <> 'add' THEN
+            RAISE EXCEPTION 'shard_views is for adding a partition, not for %', operation
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'dblink') THEN
+            RAISE EXCEPTION 'extension dblink is not installed'
+                USING ERRCODE = 'undefined_object',
+                      DETAIL = 'shard_views reaches the shards'' servers through dblink.',
+                      HINT = 'A superuser can install it: CREATE EXTENSION dblink.';
+        END IF;
+        IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped
+                                                  AND quote_ident(attname) = lay.key) THEN
+            RAISE EXCEPTION 'cannot hide the rows that leave the shards of %: its key % is not a column', parent, lay.key
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'shard_views hides rows on a shard''s server by the value of their key column.';
+        END IF;
+        SELECT string_agg(format('%s (server %I)', f.ftrelid::regclass, v.srvname), ', ') INTO bad
+        FROM pg_foreign_table f JOIN pg_foreign_server v ON v.oid = f.ftserver
+        JOIN pg_foreign_data_wrapper w ON w.oid = v.srvfdw
+        WHERE f.ftrelid = ANY (parts) AND w.fdwname <> 'postgres_fdw';
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot hide the rows that leave the shards of %: not postgres_fdw: %', parent, bad
+                USING ERRCODE = 'feature_not_supported';
+        END IF;
+        s.shard_options := ARRAY(SELECT (SELECT coalesce(f.ftoptions, '{}')::text FROM pg_foreign_table f WHERE f.ftrelid = u.x)
+                                 FROM unnest(parts) WITH ORDINALITY AS u(x, i) ORDER BY u.i);
     END IF;
 
     -- The state row: the layouts.

@@ -28,6 +28,9 @@ CREATE TABLE reshard_state (
     validate text[],                     -- foreign keys to validate after the cutover
     foreign_keys text[],                 -- then the parent's own, added again (attaching the partitions')
     analyze_parent boolean,              -- the old parent had planner statistics: the new one is analyzed
+    shard_views boolean NOT NULL DEFAULT false, -- hide the rows leaving shards (reshard_phase_shard_views)
+    shard_options text[],                -- then, by old bucket: each foreign partition's options before
+    hidden_keys oid[],                   -- and the foreign table here on the keys hidden on its shard
     phase text NOT NULL CHECK (phase IN ('setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'done',
                                          'undo', 'aborted')),
     rows_to_move bigint NOT NULL DEFAULT 0,

@@ -57,6 +57,7 @@ DROP PROCEDURE reshard_lock(text, boolean);
 \ir ../resharding/reshard_phase_cutover.sql
 \ir ../resharding/reshard_phase_finish.sql
 \ir ../resharding/reshard_phase_undo.sql
+\ir ../resharding/reshard_phase_shard_views.sql
 \ir ../resharding/reshard_engine.sql
 \ir ../resharding/reshard_add_partition.sql
 \ir ../resharding/reshard_remove_partition.sql

@@ -1,0 +1,205 @@
+-- sql/src/resharding/reshard_phase_shard_views.sql
+--	reshard_phase_shard_views: the rows that leave a shard hidden at the
+--	cutover instead of deleted (internal)
+
+-- reshard_add_partition(..., shard_views => true) (docs/resharding.md,
+-- "Shards: hiding instead of deleting").  On the server of each foreign
+-- partition that rows leave, through dblink as the table's owner (its user
+-- mapping), the engine makes, next to the shard's table t (schema s, key
+-- column k, o the foreign partition's OID here):
+--   - s.reshard_hidden_o (key): the keys of the rows that leave t, filled
+--     with the copy and the catch-up (through a foreign table here of the
+--     same name); a key of another bucket hidden too many does no harm;
+--   - s.reshard_mark_o(): marks the transaction (a setting) as one that
+--     writes through this server; s.reshard_refuse_direct_o(): fails one
+--     that is not marked;
+--   - s.reshard_all_o, s.reshard_stay_o: views of t (all its rows; the rows
+--     whose key is not hidden), which call reshard_mark_o() in their WHERE
+--     and their check option, and show t's ctid (postgres_fdw updates and
+--     deletes by it); security_invoker: whoever reads them needs the
+--     privileges on t he needs without them;
+--   - triggers reshard_direct_writes_o and reshard_direct_truncate_o on t,
+--     which call it.  From the copy on, the rows of t change only through
+--     this server (whose writes the engine logs), so the rows hidden at
+--     the cutover are exactly their copies.
+-- The foreign partition is pointed at reshard_all_o at the capture, at
+-- reshard_stay_o at the cutover (catalog only: the cutover deletes nothing
+-- on the shard), and back at t after the rows hidden were deleted, online,
+-- in batches, on the shard.
+
+-- As the table's owner.  action:
+--   create   the objects on the shards (above) and the foreign tables on
+--            their hidden keys here (setup);
+--   point    each foreign partition at its view of all rows (capture; the
+--            engine holds ACCESS EXCLUSIVE on them);
+--   arm      the triggers that refuse the direct writes (first copy step;
+--            lock_ms: the longest the shard waits for its table);
+--   clean    the hidden rows deleted on the shards, in batches of
+--            transactions of their own there (after the cutover);
+--   restore  the triggers dropped, each foreign partition pointed back at
+--            its table, the foreign tables here dropped (after clean, or
+--            to undo; the engine holds ACCESS EXCLUSIVE on them);
+--   drop     the objects on the shards dropped (after restore committed).
+-- Each statement on a shard is idempotent, so that an action cut short is
+-- done again.
+CREATE FUNCTION reshard_phase_shard_views(s reshard_state, action text, lock_ms int) RETURNS reshard_state
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    r record;
+    dblink text;
+    schema_name name;
+    rs text;
+    o text;
+    remote text;
+    current_options text[];
+    original text[];
+    key_type text;
+    hidden_rows bigint;
+BEGIN
+    SELECT quote_ident(n.nspname) INTO dblink FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+    WHERE x.extname = 'dblink';
+    IF dblink IS NULL THEN
+        RAISE EXCEPTION 'extension dblink is not installed' USING ERRCODE = 'undefined_object';
+    END IF;
+    SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.oid = s.parent;
+    -- The foreign partitions whose leaving rows are hidden: their index in
+    -- s.sources, the server, the shard's table (schema, name), its key
+    -- column and the foreign table here on the hidden keys.
+    FOR r IN SELECT u.i::int AS i, u.source, v.srvname AS server,
+                    coalesce((SELECT substr(x, 13) FROM unnest(u.options::text[]) AS x WHERE x LIKE 'schema\_name=%'),
+                             n.nspname) AS remote_schema,
+                    coalesce((SELECT substr(x, 12) FROM unnest(u.options::text[]) AS x WHERE x LIKE 'table\_name=%'),
+                             c.relname) AS remote_table,
+                    coalesce((SELECT substr(x, 13) FROM unnest(a.attfdwoptions) AS x WHERE x LIKE 'column\_name=%'),
+                             a.attname) AS remote_key,
+                    s.hidden_keys[u.i] AS hidden
+             FROM unnest(s.sources, s.shard_options) WITH ORDINALITY AS u(source, options, i)
+             JOIN pg_class c ON c.oid = u.source
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+             JOIN pg_foreign_table f ON f.ftrelid = u.source
+             JOIN pg_foreign_server v ON v.oid = f.ftserver
+             JOIN pg_attribute a ON a.attrelid = u.source AND quote_ident(a.attname) = s.key AND NOT a.attisdropped
+             WHERE u.options IS NOT NULL
+             ORDER BY u.i LOOP
+        rs := quote_ident(r.remote_schema);
+        o := r.source::text;
+        remote := format('%s.%I', rs, r.remote_table);
+        current_options := (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = r.source);
+        original := s.shard_options[r.i]::text[];
+        CASE action
+        WHEN 'create' THEN
+            EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+                CREATE TABLE IF NOT EXISTS %1$s.reshard_hidden_%2$s AS SELECT %3$I AS key FROM %4$s WITH NO DATA;
+                CREATE INDEX IF NOT EXISTS reshard_hidden_%2$s_key ON %1$s.reshard_hidden_%2$s (key);
+                CREATE OR REPLACE FUNCTION %1$s.reshard_mark_%2$s() RETURNS boolean LANGUAGE sql VOLATILE
+                    SET search_path = pg_catalog, pg_temp
+                    AS 'SELECT pg_catalog.set_config(''subsetting_reshard.through_%2$s'', ''on'', true) IS NOT NULL';
+                CREATE OR REPLACE FUNCTION %1$s.reshard_refuse_direct_%2$s() RETURNS trigger LANGUAGE plpgsql
+                    SET search_path = pg_catalog, pg_temp
+                    AS %5$L;
+                CREATE OR REPLACE VIEW %1$s.reshard_all_%2$s WITH (security_invoker = true) AS
+                    SELECT t.*, t.ctid AS ctid FROM %4$s AS t WHERE %1$s.reshard_mark_%2$s()
+                    WITH CASCADED CHECK OPTION;
+                CREATE OR REPLACE VIEW %1$s.reshard_stay_%2$s WITH (security_invoker = true) AS
+                    SELECT t.*, t.ctid AS ctid FROM %4$s AS t
+                    WHERE NOT EXISTS (SELECT FROM %1$s.reshard_hidden_%2$s AS h WHERE h.key = t.%3$I)
+                      AND %1$s.reshard_mark_%2$s()
+                    WITH CASCADED CHECK OPTION;
+                GRANT SELECT, INSERT, UPDATE, DELETE ON %1$s.reshard_all_%2$s, %1$s.reshard_stay_%2$s TO PUBLIC;
+                DO %6$L;
+                $remote$,
+                rs, o, r.remote_key, remote,
+                format($trigger$BEGIN
+                    IF pg_catalog.current_setting('subsetting_reshard.through_%s', true) IS DISTINCT FROM 'on' THEN
+                        RAISE EXCEPTION 'cannot write to %% directly while it is resharded', TG_TABLE_NAME::text
+                            USING ERRCODE = 'object_in_use',
+                                  DETAIL = 'Rows of this table are moving to another shard; the table is written to only through the partitioned table it is a partition of.',
+                                  HINT = 'Write through that table, or wait until its resharding ended.';
+                    END IF;
+                    RETURN NULL;
+                END$trigger$, o),
+                -- whoever may read the key of the table may read the hidden keys
+                format($grants$DECLARE g text;
+                BEGIN
+                    FOR g IN SELECT quote_ident(rolname) FROM pg_catalog.pg_roles
+                             WHERE pg_catalog.has_column_privilege(oid, %L::pg_catalog.regclass, %L, 'SELECT')
+                               AND rolname !~ '^pg_' LOOP
+                        EXECUTE 'GRANT SELECT ON %s.reshard_hidden_%s TO ' || g;
+                    END LOOP;
+                END$grants$, remote, r.remote_key, rs, o)));
+            SELECT format_type(atttypid, atttypmod) INTO STRICT key_type FROM pg_attribute
+            WHERE attrelid = r.source AND quote_ident(attname) = s.key;
+            EXECUTE format('CREATE FOREIGN TABLE %I.%I (key %s) SERVER %I OPTIONS (schema_name %L, table_name %L, batch_size %L)',
+                           schema_name, 'reshard_hidden_' || o, key_type, r.server, r.remote_schema,
+                           'reshard_hidden_' || o, '1000');
+            s.hidden_keys[r.i] := format('%I.%I', schema_name, 'reshard_hidden_' || o)::regclass;
+        WHEN 'point' THEN
+            EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (%s schema_name %L, %s table_name %L)', r.source::regclass,
+                           CASE WHEN EXISTS (SELECT FROM unnest(current_options) AS x WHERE x LIKE 'schema\_name=%') THEN 'SET' ELSE 'ADD' END,
+                           r.remote_schema,
+                           CASE WHEN EXISTS (SELECT FROM unnest(current_options) AS x WHERE x LIKE 'table\_name=%') THEN 'SET' ELSE 'ADD' END,
+                           'reshard_all_' || o);
+        WHEN 'arm' THEN
+            EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+                SET LOCAL lock_timeout = %3$L;
+                CREATE OR REPLACE TRIGGER reshard_direct_writes_%2$s AFTER INSERT OR UPDATE OR DELETE ON %4$s
+                    FOR EACH ROW EXECUTE FUNCTION %1$s.reshard_refuse_direct_%2$s();
+                CREATE OR REPLACE TRIGGER reshard_direct_truncate_%2$s BEFORE TRUNCATE ON %4$s
+                    FOR EACH STATEMENT EXECUTE FUNCTION %1$s.reshard_refuse_direct_%2$s();
+                $remote$, rs, o, lock_ms || 'ms', remote));
+        WHEN 'clean' THEN
+            LOOP
+                EXECUTE format('SELECT n FROM %s.dblink(%L, %L) AS x(n bigint)', dblink, r.server, format($remote$
+                    WITH mark AS MATERIALIZED (SELECT pg_catalog.set_config('subsetting_reshard.through_%2$s', 'on', true)),
+                         k AS (DELETE FROM %1$s.reshard_hidden_%2$s
+                               WHERE ctid = ANY (ARRAY(SELECT ctid FROM %1$s.reshard_hidden_%2$s LIMIT 10000))
+                               RETURNING key),
+                         d AS (DELETE FROM %3$s WHERE %4$I IN (SELECT key FROM k) AND EXISTS (SELECT FROM mark))
+                    SELECT count(*) FROM k
+                    $remote$, rs, o, remote, r.remote_key))
+                INTO hidden_rows;
+                EXIT WHEN hidden_rows = 0;
+            END LOOP;
+        WHEN 'restore' THEN
+            EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+                SET LOCAL lock_timeout = %3$L;
+                DROP TRIGGER IF EXISTS reshard_direct_writes_%2$s ON %4$s;
+                DROP TRIGGER IF EXISTS reshard_direct_truncate_%2$s ON %4$s;
+                $remote$, rs, o, lock_ms || 'ms', remote));
+            IF EXISTS (SELECT FROM unnest(current_options) AS x
+                       WHERE x IN ('table_name=reshard_all_' || o, 'table_name=reshard_stay_' || o)) THEN
+                EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (%s, %s)', r.source::regclass,
+                               CASE WHEN EXISTS (SELECT FROM unnest(original) AS x WHERE x LIKE 'schema\_name=%')
+                                    THEN format('SET schema_name %L', r.remote_schema) ELSE 'DROP schema_name' END,
+                               CASE WHEN EXISTS (SELECT FROM unnest(original) AS x WHERE x LIKE 'table\_name=%')
+                                    THEN format('SET table_name %L', r.remote_table) ELSE 'DROP table_name' END);
+            END IF;
+            IF r.hidden IS NOT NULL AND EXISTS (SELECT FROM pg_class WHERE oid = r.hidden) THEN
+                EXECUTE format('DROP FOREIGN TABLE %s', r.hidden::regclass);
+            END IF;
+            s.hidden_keys[r.i] := NULL;
+        WHEN 'drop' THEN
+            EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+                DROP VIEW IF EXISTS %1$s.reshard_stay_%2$s, %1$s.reshard_all_%2$s;
+                DROP FUNCTION IF EXISTS %1$s.reshard_mark_%2$s(), %1$s.reshard_refuse_direct_%2$s();
+                DROP TABLE IF EXISTS %1$s.reshard_hidden_%2$s;
+                $remote$, rs, o));
+        ELSE
+            RAISE EXCEPTION 'unknown action %', action;
+        END CASE;
+    END LOOP;
+    IF action = 'restore' THEN
+        s.hidden_keys := NULL;
+    ELSIF action = 'drop' THEN
+        s.shard_options := NULL;
+    END IF;
+    RETURN s;
+END
+$function$;
+REVOKE ALL ON FUNCTION reshard_phase_shard_views(reshard_state, text, int) FROM PUBLIC;
+
+COMMENT ON FUNCTION reshard_phase_shard_views(reshard_state, text, int) IS
+'resharding with shard_views: the views, hidden keys and triggers on the shards made, used and removed (internal)';

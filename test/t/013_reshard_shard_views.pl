@@ -1,0 +1,206 @@
+# test/t/013_reshard_shard_views.pl
+#	reshard_add_partition(..., shard_views => true): the rows that leave the
+#	postgres_fdw shards are hidden there at the cutover and deleted after it
+#	(docs/resharding.md, "Shards: hiding the rows that leave").
+#
+#	A coordinator and four shard servers (shard_table of SubsettingTest.pm):
+#	items (id bigint, v text, c int) PARTITION BY LIST (jumpbackhash(id, 3)),
+#	items_b a foreign table on shard b, 20,000 rows; items_3 on shard 3 is
+#	added.  The table and its foreign tables belong to alice, who is not a
+#	superuser; on the shards alice owns the tables, and she and bob log in
+#	with a password (scram-sha-256), which dblink and postgres_fdw ask of a
+#	user that is not a superuser; each has a user mapping with it on the
+#	coordinator.  The coordinator has dblink.
+#
+#	A. alice may not create in the schema of shard 1's table: the call
+#	   fails naming what it may not do, and leaves the table as it was and
+#	   nothing of the engine on any server; the foreign tables' options are
+#	   the same.
+#	B. A call cancelled in its copy (the watcher cut_at): undone; nothing
+#	   left anywhere, the options the same.
+#	C. A superuser calls it on alice's table (it runs as alice: her user
+#	   mappings, on the coordinator and through dblink) while two writers
+#	   write through the parent, one as the superuser and one as bob (his
+#	   own user mapping: the shards' views and the hidden keys must be his
+#	   to use), each transaction the same write to a plain mirror table:
+#	   inserts, updates and deletes of random keys.  Meanwhile a write made
+#	   directly on shard 1's table fails (object_in_use, naming the table).
+#	   Then: the call returns how many rows moved; the table equals its
+#	   mirror (EXCEPT ALL both ways), no key twice; each shard, asked
+#	   directly, holds only rows of its bucket and all together as many as
+#	   the mirror (a row hidden but not deleted would show); reshard_check
+#	   finds no misplaced row; the foreign tables of the old shards have the
+#	   options they had; nothing of the engine is left on any server; the
+#	   state is done with no error; a direct write on a shard works again.
+#	Nothing checked depends on timing.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest qw(:DEFAULT start_sql finish_sql);
+
+my $ROWS = 20000;
+my $coordinator = new_server('coordinator');
+my @shards = map { new_server("shard$_") } 0 .. 3;
+my @servers = ($coordinator, @shards);
+
+sub on
+{
+	my ($node, $sql) = @_;
+	return $node->safe_psql('postgres', $sql);
+}
+
+# --- Set-up.
+shard_table($coordinator, \@shards, 'items', 'id bigint NOT NULL, v text NOT NULL, c int NOT NULL', 3);
+for my $node (@servers)
+{
+	on($node, "CREATE ROLE alice LOGIN PASSWORD 'alice secret'; CREATE ROLE bob LOGIN PASSWORD 'bob secret'");
+	# alice and bob log in with their passwords; the rest as before
+	my $hba = $node->data_dir . '/pg_hba.conf';
+	my $rules = slurp_file($hba);
+	open(my $fh, '>', $hba) or die "could not write $hba: $!";
+	print $fh "local all alice,bob scram-sha-256\nhost all alice,bob 127.0.0.1/32 scram-sha-256\n$rules";
+	close($fh);
+	$node->reload;
+}
+for my $s (0 .. 3)
+{
+	on($shards[$s], 'ALTER TABLE items OWNER TO alice; GRANT SELECT, INSERT, UPDATE, DELETE ON items TO bob');
+	on($shards[$s], 'GRANT CREATE ON SCHEMA public TO alice') if $s != 1;
+	on($coordinator, "CREATE USER MAPPING FOR alice SERVER shard_$s OPTIONS (user 'alice', password 'alice secret');
+	                  CREATE USER MAPPING FOR bob SERVER shard_$s OPTIONS (user 'bob', password 'bob secret');
+	                  GRANT USAGE ON FOREIGN SERVER shard_$s TO alice");
+}
+on($coordinator, qq{
+CREATE EXTENSION dblink;
+GRANT CREATE ON SCHEMA public TO alice;
+INSERT INTO items SELECT i, 'v' || i, 0 FROM generate_series(1, $ROWS) AS i;
+CREATE TABLE items_mirror (id bigint PRIMARY KEY, v text NOT NULL, c int NOT NULL);
+INSERT INTO items_mirror SELECT i, 'v' || i, 0 FROM generate_series(1, $ROWS) AS i;
+CREATE SEQUENCE item_ids START @{[ $ROWS + 1 ]};
+ALTER TABLE items OWNER TO alice;
+ALTER FOREIGN TABLE items_0 OWNER TO alice;
+ALTER FOREIGN TABLE items_1 OWNER TO alice;
+ALTER FOREIGN TABLE items_2 OWNER TO alice;
+ALTER FOREIGN TABLE items_3 OWNER TO alice;
+GRANT SELECT, INSERT, UPDATE, DELETE ON items, items_mirror TO bob;
+GRANT USAGE ON SEQUENCE item_ids TO bob;
+});
+on($coordinator, $CUT_AT);
+
+my $options = q{SELECT string_agg(ftrelid::regclass || ' ' || ftoptions::text, ', ' ORDER BY ftrelid::regclass::text)
+                FROM pg_foreign_table};
+my $options_before = on($coordinator, $options);
+my $call = "CALL reshard_add_partition('items', 'items_3', shard_views => true)";
+
+# What of the engine is left on each server (none), and the options.
+sub nothing_left
+{
+	my ($name) = @_;
+	for my $i (0 .. $#servers)
+	{
+		is(on($servers[$i], $ENGINE_LEFTOVERS), 'none',
+			"$name: nothing of the engine is left on " . $servers[$i]->name);
+	}
+	is(on($coordinator, $options), $options_before, "$name: the foreign tables have the options they had");
+	return;
+}
+
+sub same_as_mirror
+{
+	my ($name) = @_;
+	is( on($coordinator,
+			q{SELECT (SELECT count(*) FROM (SELECT * FROM items EXCEPT ALL SELECT * FROM items_mirror) AS a)
+			       + (SELECT count(*) FROM (SELECT * FROM items_mirror EXCEPT ALL SELECT * FROM items) AS b)}),
+		'0', "$name: the table equals its mirror");
+	return;
+}
+
+# --- A. No right to create on shard 1.
+my ($ret, $out, $err) = $coordinator->psql('postgres', "SET ROLE alice; $call");
+like($err, qr/permission denied for schema public/, 'A: alice may not create on shard 1: the call fails, saying so');
+note $err;
+is(on($coordinator, "SELECT phase FROM reshard_progress"), 'aborted', 'A: the resharding is undone');
+is(on($coordinator, "SELECT count(*) FROM sharding_layout('items')"), '3', 'A: the layout is the old one');
+same_as_mirror('A');
+nothing_left('A');
+on($shards[1], 'GRANT CREATE ON SCHEMA public TO alice');
+
+# --- B. Cancelled in its copy.
+my $engine = start_sql($coordinator, [ 'INSERT INTO engine_calls VALUES (1, pg_backend_pid())', 'SET ROLE alice', $call ]);
+my $cut = on($coordinator, "SELECT cut_at('public.items', 1, 'copy', 'cancel')");
+($out, $err) = finish_sql($engine);
+note "B: cut at $cut: $err";
+SKIP:
+{
+	skip 'B: the call ended before the watcher cut it', 1 unless $cut =~ /^[^|]+\|\d+/;
+	like($err, qr/canceling statement due to user request/, 'B: the call was cancelled');
+}
+is(on($coordinator, "SELECT phase || ' ' || coalesce(error, '') FROM reshard_progress"),
+	$cut =~ /^[^|]+\|\d+/ ? 'aborted canceling statement due to user request' : 'done ',
+	'B: the resharding is undone');
+if ($cut !~ /^[^|]+\|\d+/)
+{
+	BAIL_OUT('B: the call was not cut short: the rest assumes the old layout');
+}
+same_as_mirror('B');
+nothing_left('B');
+
+# --- C. As a superuser on alice's table, under writers as the superuser and as bob.
+my %writes = (
+	insert => q{WITH n AS (SELECT nextval('item_ids') AS id),
+	                 a AS (INSERT INTO items SELECT id, 'new', 0 FROM n RETURNING id)
+	            INSERT INTO items_mirror SELECT id, 'new', 0 FROM a},
+	update => q{WITH u AS (UPDATE items SET c = c + 1, v = 'updated'
+	                       WHERE id = (SELECT floor(random() * (SELECT last_value FROM item_ids))::bigint) RETURNING id)
+	            UPDATE items_mirror m SET c = c + 1, v = 'updated' FROM u WHERE m.id = u.id},
+	delete => q{WITH d AS (DELETE FROM items
+	                       WHERE id = (SELECT floor(random() * (SELECT last_value FROM item_ids))::bigint) RETURNING id)
+	            DELETE FROM items_mirror m USING d WHERE m.id = d.id});
+start_writer_loops($coordinator,
+	map { ($_ => $writes{$_}, "bob_$_" => "SET ROLE bob; $writes{$_}") } sort keys %writes);
+# each writer has committed before the call
+$coordinator->poll_query_until('postgres', "SELECT last_value > $ROWS + 10 FROM item_ids") or die 'no writes';
+
+$engine = start_sql($coordinator, [ 'INSERT INTO engine_calls VALUES (2, pg_backend_pid())', $call ]);
+$cut = on($coordinator, "SELECT cut_at('public.items', 2, 'catch up', 'none')");
+note "C: the call is in $cut";
+my $direct = result_or_error($shards[1], 'postgres', 'UPDATE items SET c = c + 1 WHERE id = (SELECT min(id) FROM items)');
+($out, $err) = finish_sql($engine);
+like($out, qr/^\d+$/, "C: the call returns the rows moved ($out)");
+is($err, '', 'C: no error or warning');
+SKIP:
+{
+	skip 'C: the call ended before the direct write', 1 unless $cut =~ /^[^|]+\|\d+/;
+	like($direct, qr/cannot write to items directly while it is resharded/,
+		'C: a direct write on a shard during the call fails');
+}
+
+stop_writer_loops(sub { });
+for my $name (map { ($_, "bob_$_") } sort keys %writes)
+{
+	my $log = "$PostgreSQL::Test::Utils::log_path/writer_$name.log";
+	note "writer $name: " . (-s $log ? slurp_file($log) : 'no error');
+}
+is(on($coordinator, "SELECT phase || ' ' || coalesce(error, '') FROM reshard_progress"), 'done ', 'C: done, no error');
+same_as_mirror('C');
+is(on($coordinator, 'SELECT count(*) - count(DISTINCT id) FROM items'), '0', 'C: no key twice');
+is(on($coordinator, 'SELECT coalesce(sum(misplaced_rows), 0) FROM reshard_check(\'items\')'), '0',
+	'C: reshard_check finds no misplaced row');
+my $on_shards = 0;
+for my $s (0 .. 3)
+{
+	is(on($shards[$s], "SELECT count(*) FROM items WHERE jumpbackhash(id, 4) <> $s"), '0',
+		"C: shard $s holds only rows of bucket $s");
+	$on_shards += on($shards[$s], 'SELECT count(*) FROM items');
+}
+is($on_shards, on($coordinator, 'SELECT count(*) FROM items_mirror'), 'C: the shards hold the mirror\'s rows, no more');
+nothing_left('C');
+is(result_or_error($shards[1], 'postgres', 'UPDATE items SET c = c WHERE id = (SELECT min(id) FROM items)'),
+	'', 'C: direct writes work again');
+
+done_testing();
