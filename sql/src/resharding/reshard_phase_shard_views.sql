@@ -40,8 +40,10 @@
 --            its table, the foreign tables here dropped (after clean, or
 --            to undo; the engine holds ACCESS EXCLUSIVE on them);
 --   drop     the objects on the shards dropped (after restore committed).
--- Each statement on a shard is idempotent, so that an action cut short is
--- done again.
+-- Each statement on a shard can be done again, so that an action cut short
+-- is done again; create starts from an empty list of hidden keys (a list
+-- an earlier resharding left would hide rows that stay, and their
+-- deletion after the cutover would delete them).
 CREATE FUNCTION reshard_phase_shard_views(s reshard_state, action text, lock_ms int) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -92,8 +94,10 @@ BEGIN
         CASE action
         WHEN 'create' THEN
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
-                CREATE TABLE IF NOT EXISTS %1$s.reshard_hidden_%2$s AS SELECT %3$I AS key FROM %4$s WITH NO DATA;
-                CREATE INDEX IF NOT EXISTS reshard_hidden_%2$s_key ON %1$s.reshard_hidden_%2$s (key);
+                DROP VIEW IF EXISTS %1$s.reshard_stay_%2$s;
+                DROP TABLE IF EXISTS %1$s.reshard_hidden_%2$s;
+                CREATE TABLE %1$s.reshard_hidden_%2$s AS SELECT %3$I AS key FROM %4$s WITH NO DATA;
+                CREATE INDEX reshard_hidden_%2$s_key ON %1$s.reshard_hidden_%2$s (key);
                 CREATE OR REPLACE FUNCTION %1$s.reshard_mark_%2$s() RETURNS boolean LANGUAGE sql VOLATILE
                     SET search_path = pg_catalog, pg_temp
                     AS 'SELECT pg_catalog.set_config(''subsetting_reshard.through_%2$s'', ''on'', true) IS NOT NULL';
