@@ -404,6 +404,18 @@ with_lock_retries(engine *e, engine_unit unit, const char *what)
 	SPI_commit();
 }
 
+/* Runs unit as try_unit does, its error raised again; then saves the state and commits. */
+static void
+run_unit(engine *e, engine_unit unit)
+{
+	ErrorData  *error = try_unit(e, unit);
+
+	if (error != NULL)
+		ReThrowError(error);
+	save_state(e);
+	next_transaction(false);
+}
+
 /*
  * Locks the relations of an oid[] expression on the state row s, in the
  * order given, each waiting at most lock_timeout (LOCK TABLE cannot lock a
@@ -829,12 +841,8 @@ catch_up(engine *e)
 	for (int64 waiting = -1;; waiting = state_int64(e, "changes_waiting"))
 	{
 		int64		applied = state_int64(e, "changes_applied");
-		ErrorData  *error = try_unit(e, unit_apply_round);
 
-		if (error != NULL)
-			ReThrowError(error);
-		save_state(e);
-		next_transaction(false);
+		run_unit(e, unit_apply_round);
 		if (caught_up(e, applied, waiting))
 			break;
 	}
@@ -933,23 +941,13 @@ unit_restore_shards(engine *e)
 static void
 step_finish(engine *e)
 {
-	ErrorData  *error;
-
 	if (!state_is_null(e, "hidden_keys"))
 	{
-		if ((error = try_unit(e, unit_clean_shards)) != NULL)
-			ReThrowError(error);
-		save_state(e);
-		next_transaction(false);
+		run_unit(e, unit_clean_shards);
 		with_lock_retries(e, unit_restore_shards, "point its foreign partitions back at their tables");
 	}
 	if (!state_is_null(e, "validate"))
-	{
-		if ((error = try_unit(e, unit_finish)) != NULL)
-			ReThrowError(error);
-		save_state(e);
-		next_transaction(false);
-	}
+		run_unit(e, unit_finish);
 	with_lock_retries(e, unit_finish, "finish the resharding");
 }
 
@@ -973,7 +971,6 @@ unit_undo(engine *e)
 
 	bool		isnull;
 	int			sources = ArrayGetNItems(1, ARR_DIMS(DatumGetArrayTypeP(state_value(e, "sources", &isnull))));
-
 	bool		views = !state_is_null(e, "shard_options");
 
 	set_lock_timeout(e->budget_ms);
@@ -1039,7 +1036,6 @@ step(engine *e)
 {
 	char	   *phase = state_phase(e);
 	engine_unit unit;
-	ErrorData  *error;
 
 	if (strcmp(phase, "done") == 0 || strcmp(phase, "aborted") == 0)
 		return false;
@@ -1048,11 +1044,10 @@ step(engine *e)
 	 * refuse direct writes: before the copy's transaction, whose snapshots
 	 * snapshot_foreign_partitions takes.
 	 */
-	if (strcmp(phase, "copy") == 0 && state_int64(e, "sources_copied") == 0)
+	if (strcmp(phase, "copy") == 0 && state_int64(e, "sources_copied") == 0 && state_bool(e, "shard_views"))
 	{
 		next_transaction(false);
-		if ((error = try_unit(e, unit_arm_shards)) != NULL)
-			ReThrowError(error);
+		run_unit(e, unit_arm_shards);
 	}
 	next_transaction(strcmp(phase, "copy") == 0 || strcmp(phase, "verify") == 0);
 	if (strcmp(phase, "capture") == 0)
@@ -1075,10 +1070,7 @@ step(engine *e)
 			unit = unit_verify;
 		else
 			elog(ERROR, "unknown resharding phase \"%s\"", phase);
-		if ((error = try_unit(e, unit)) != NULL)
-			ReThrowError(error);
-		save_state(e);
-		SPI_commit();
+		run_unit(e, unit);
 	}
 	return true;
 }

@@ -155,7 +155,7 @@ class Results:
 				 if row['method'] == 'reshard_add_partition'}
 		out = []
 		for (case, rows, method), row in sorted({(row['case'], int(row['rows']), row['method']): row
-												 for row in self.stall if row['method'] in names}.items()):
+												 for row in self.stall if row['method'] in STALL_CALLS}.items()):
 			where = '8 local partitions' if case == 'local' else '4 `postgres_fdw` shards'
 			what = f'the longest write during {STALL_CALLS[method]}, {where}, {rows:,} rows: ≤ 1 s'
 			if row['error']:
