@@ -147,7 +147,6 @@ RESET ROLE;
 CALL reshard_engine_run('re', 'add', 're_4', '0 s', 10);
 CALL reshard_engine_run('re', 'add', 're_4', '500 ms', 0);
 CALL reshard_engine_run('re', 'add', 're_4', NULL, 10);
-CALL reshard_engine_run('re', 'remove', NULL, '500 ms', 10, shard_views => true);
 BEGIN;
 CALL reshard_engine_run('re', 'add', 're_4', '500 ms', 10);
 ROLLBACK;

@@ -504,7 +504,10 @@ shard_views(engine *e, const char *action)
 #define SHARD_VIEW_SOURCES \
 	"ARRAY(SELECT v.r FROM unnest(s.sources, s.shard_options) AS v(r, o) WHERE v.o IS NOT NULL)"
 
-/* Step "setup": the shadows, the new parent, the change log. */
+/*
+ * Step "setup": the shadows, the new parent, the change log (and with
+ * shard_views the shards' objects); then the guards of the tables filled.
+ */
 static void
 unit_setup(engine *e)
 {
@@ -513,11 +516,11 @@ unit_setup(engine *e)
 	ListCell   *cell;
 
 	run_phase(e, "reshard_phase_setup(reshard_state)", 0, 0, 0);
+	shard_views(e, "create");
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, state_oids(e, "shadows"))
 		reshard_guard_start(lfirst_oid(cell), guard);
 	table_owner_leave(&owner);
-	shard_views(e, "create");
 	set_state(e, "phase", "capture");
 }
 
@@ -991,7 +994,11 @@ unit_undo(engine *e)
 		lock_tables(e, SHARD_VIEW_SOURCES, AccessExclusiveLock);
 	table_owner_leave(&owner);
 	if (views)
+	{
+		/* the rows poured into shards deleted while they are still hidden */
+		shard_views(e, "unpour");
 		shard_views(e, "restore");
+	}
 	if (e->cutover_committing && state_int64(e, "sources_copied") > sources)
 		apply_log(e, PG_INT64_MAX, DT_NOEND);
 	run_phase(e, "reshard_phase_undo(reshard_state,boolean)", 1, BoolGetDatum(e->cutover_committing), 0);
@@ -1312,7 +1319,7 @@ run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budge
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
-	if (shard_views_arg >= 0 && PG_ARGISNULL(shard_views_arg))
+	if (PG_ARGISNULL(shard_views_arg))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("shard_views must not be null")));
@@ -1322,7 +1329,7 @@ run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budge
 		ErrorData  *error;
 
 		if (!begin(&e, operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg),
-				   shard_views_arg >= 0 && PG_GETARG_BOOL(shard_views_arg)))
+				   PG_GETARG_BOOL(shard_views_arg)))
 			error = NULL;
 		else if ((error = run_steps(&e)) == NULL)
 			moved_rows = state_int64(&e, "rows_to_move");
@@ -1377,12 +1384,12 @@ PG_FUNCTION_INFO_V1(reshard_remove_partition);
 
 /*
  * CALL reshard_remove_partition(parent, partition, moved_rows,
- * cutover_budget, cutover_attempts)
+ * cutover_budget, cutover_attempts, shard_views)
  */
 Datum
 reshard_remove_partition(PG_FUNCTION_ARGS)
 {
-	return moved_rows_result(fcinfo, run(fcinfo, "remove", 1, 3, 4, -1));
+	return moved_rows_result(fcinfo, run(fcinfo, "remove", 1, 3, 4, 5));
 }
 
 PG_FUNCTION_INFO_V1(reshard_run);

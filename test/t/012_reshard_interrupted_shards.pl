@@ -18,9 +18,9 @@
 #	of the moment), each writing the same change into a plain mirror table
 #	on the coordinator in the same transaction; a writer whose session dies
 #	connects again.  CALL reshard_add_partition or reshard_remove_partition
-#	runs in a background session of the coordinator (every other addition
-#	with shard_views: the rows leaving the shards hidden on them at the
-#	cutover, through dblink); a watcher polls
+#	runs in a background session of the coordinator (every other run with
+#	shard_views: the rows that leave or enter the shards hidden on them
+#	until or from the cutover, through dblink); a watcher polls
 #	reshard_progress in a server-side loop and, as soon as the state row of
 #	that call shows the phase chosen for the run or a later one (a short
 #	phase may be missed: the next one is cut), cuts the call short in one of
@@ -271,7 +271,6 @@ my @runs = (
 
 my %landed;
 my $run = 0;
-my $additions = 0;
 for my $r (@runs)
 {
 	my ($wanted, $how, $finish) = @$r;
@@ -290,8 +289,8 @@ for my $r (@runs)
 	my $old = on($coordinator, "SELECT DISTINCT buckets FROM sharding_layout('items')");
 	my $operation = $old == 3 ? 'add' : 'remove';
 	my $new = $operation eq 'add' ? 4 : 3;
-	# every other addition hides the rows leaving the shards (shard_views)
-	my $views = $operation eq 'add' && $additions++ % 2 == 1;
+	# every other run hides the rows that leave or enter the shards (shard_views)
+	my $views = $run % 4 >= 2;    # runs 2, 3, 6, 7, ...: additions and removals
 	my $name = "run $run ($operation $old -> $new" . ($views ? ' with shard_views' : '') . ", $how in $wanted, then $finish)";
 	my $call = "CALL reshard_${operation}_partition('items', 'items_3', NULL, '2 s', 20"
 	  . ($views ? ', shard_views => true' : '') . ')';

@@ -34,6 +34,9 @@
 #	   finds no misplaced row; the foreign tables of the old shards have the
 #	   options they had; nothing of the engine is left on any server; the
 #	   state is done with no error; a direct write on a shard works again.
+#	D. The same with reshard_remove_partition(..., shard_views => true) of
+#	   items_3: the rows that enter shards 0 to 2 are written there,
+#	   hidden, before the cutover; shard 3 is left empty.
 #	Nothing checked depends on timing.
 use strict;
 use warnings FATAL => 'all';
@@ -90,7 +93,7 @@ ALTER FOREIGN TABLE items_1 OWNER TO alice;
 ALTER FOREIGN TABLE items_2 OWNER TO alice;
 ALTER FOREIGN TABLE items_3 OWNER TO alice;
 GRANT SELECT, INSERT, UPDATE, DELETE ON items, items_mirror TO bob;
-GRANT USAGE ON SEQUENCE item_ids TO bob;
+GRANT USAGE, SELECT ON SEQUENCE item_ids TO bob;
 });
 on($coordinator, $CUT_AT);
 
@@ -152,7 +155,8 @@ if ($cut !~ /^[^|]+\|\d+/)
 same_as_mirror('B');
 nothing_left('B');
 
-# --- C. As a superuser on alice's table, under writers as the superuser and as bob.
+# --- C and D. As a superuser on alice's table, under writers as the
+# superuser and as bob: items_3 added, then removed.
 my %writes = (
 	insert => q{WITH n AS (SELECT nextval('item_ids') AS id),
 	                 a AS (INSERT INTO items SELECT id, 'new', 0 FROM n RETURNING id)
@@ -163,52 +167,70 @@ my %writes = (
 	delete => q{WITH d AS (DELETE FROM items
 	                       WHERE id = (SELECT floor(random() * (SELECT last_value FROM item_ids))::bigint) RETURNING id)
 	            DELETE FROM items_mirror m USING d WHERE m.id = d.id});
-start_writer_loops($coordinator,
-	map { ($_ => $writes{$_}, "bob_$_" => "SET ROLE bob; $writes{$_}") } sort keys %writes);
-# each writer has committed before the call
-$coordinator->poll_query_until('postgres', "SELECT last_value > $ROWS + 10 FROM item_ids") or die 'no writes';
+
+# under_writers(NAME, RUN, CALL, BUCKETS): CALL under the writers, a direct
+# write on shard 1 in its catch-up; then the checks, BUCKETS the new count.
+sub under_writers
+{
+	my ($name, $run, $call, $buckets) = @_;
+	my $last = on($coordinator, 'SELECT last_value FROM item_ids');
+	start_writer_loops($coordinator,
+		map { ($_ => $writes{$_}, "bob_$_" => "SET ROLE bob; $writes{$_}") } sort keys %writes);
+	# the writers have committed before the call
+	$coordinator->poll_query_until('postgres', "SELECT last_value > $last + 10 FROM item_ids") or die 'no writes';
+	my $engine = start_sql($coordinator, [ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())", $call ]);
+	my $cut = on($coordinator, "SELECT cut_at('public.items', $run, 'catch up', 'none')");
+	note "$name: the call is in $cut";
+	my $direct =
+	  result_or_error($shards[1], 'postgres', 'UPDATE items SET c = c + 1 WHERE id = (SELECT min(id) FROM items)');
+	my ($out, $err) = finish_sql($engine);
+	like($out, qr/^\d+$/, "$name: the call returns the rows moved ($out)");
+	is($err, '', "$name: no error or warning");
+  SKIP:
+	{
+		skip "$name: the call ended before the direct write", 1 unless $cut =~ /^[^|]+\|\d+/;
+		like($direct, qr/cannot write to items directly while it is resharded/,
+			"$name: a direct write on a shard during the call fails");
+	}
+	stop_writer_loops(sub { });
+	for my $writer (map { ($_, "bob_$_") } sort keys %writes)
+	{
+		my $log = "$PostgreSQL::Test::Utils::log_path/writer_$writer.log";
+		note "$name: writer $writer: " . (-s $log ? slurp_file($log) : 'no error');
+	}
+	is(on($coordinator, "SELECT phase || ' ' || coalesce(error, '') FROM reshard_progress"), 'done ',
+		"$name: done, no error");
+	same_as_mirror($name);
+	is(on($coordinator, 'SELECT count(*) - count(DISTINCT id) FROM items'), '0', "$name: no key twice");
+	is(on($coordinator, "SELECT coalesce(sum(misplaced_rows), 0) FROM reshard_check('items')"), '0',
+		"$name: reshard_check finds no misplaced row");
+	my $on_shards = 0;
+	for my $s (0 .. 3)
+	{
+		is( on($shards[$s],
+				$s < $buckets
+				? "SELECT count(*) FROM items WHERE jumpbackhash(id, $buckets) <> $s"
+				: 'SELECT count(*) FROM items'),
+			'0',
+			"$name: shard $s holds " . ($s < $buckets ? "only rows of bucket $s" : 'no row'));
+		$on_shards += on($shards[$s], 'SELECT count(*) FROM items');
+	}
+	is($on_shards, on($coordinator, 'SELECT count(*) FROM items_mirror'),
+		"$name: the shards hold the mirror's rows, no more");
+	nothing_left($name);
+	is(result_or_error($shards[1], 'postgres', 'UPDATE items SET c = c WHERE id = (SELECT min(id) FROM items)'),
+		'', "$name: direct writes work again");
+	return;
+}
 
 # A list of hidden keys that an earlier call left on shard 0, with a key
 # that stays there: the call starts from an empty one (else it would delete
 # that row after its cutover, and the mirror would differ).
 my $items_0 = on($coordinator, "SELECT 'items_0'::regclass::oid");
-on($shards[0], "CREATE TABLE reshard_hidden_$items_0 AS SELECT id AS key FROM items WHERE id = (SELECT max(id) FROM items WHERE jumpbackhash(id, 4) = 0);
+on($shards[0], "CREATE TABLE reshard_hidden_$items_0 AS
+                    SELECT id AS key FROM items WHERE id = (SELECT max(id) FROM items WHERE jumpbackhash(id, 4) = 0);
                 ALTER TABLE reshard_hidden_$items_0 OWNER TO alice");
-$engine = start_sql($coordinator, [ 'INSERT INTO engine_calls VALUES (2, pg_backend_pid())', $call ]);
-$cut = on($coordinator, "SELECT cut_at('public.items', 2, 'catch up', 'none')");
-note "C: the call is in $cut";
-my $direct = result_or_error($shards[1], 'postgres', 'UPDATE items SET c = c + 1 WHERE id = (SELECT min(id) FROM items)');
-($out, $err) = finish_sql($engine);
-like($out, qr/^\d+$/, "C: the call returns the rows moved ($out)");
-is($err, '', 'C: no error or warning');
-SKIP:
-{
-	skip 'C: the call ended before the direct write', 1 unless $cut =~ /^[^|]+\|\d+/;
-	like($direct, qr/cannot write to items directly while it is resharded/,
-		'C: a direct write on a shard during the call fails');
-}
-
-stop_writer_loops(sub { });
-for my $name (map { ($_, "bob_$_") } sort keys %writes)
-{
-	my $log = "$PostgreSQL::Test::Utils::log_path/writer_$name.log";
-	note "writer $name: " . (-s $log ? slurp_file($log) : 'no error');
-}
-is(on($coordinator, "SELECT phase || ' ' || coalesce(error, '') FROM reshard_progress"), 'done ', 'C: done, no error');
-same_as_mirror('C');
-is(on($coordinator, 'SELECT count(*) - count(DISTINCT id) FROM items'), '0', 'C: no key twice');
-is(on($coordinator, 'SELECT coalesce(sum(misplaced_rows), 0) FROM reshard_check(\'items\')'), '0',
-	'C: reshard_check finds no misplaced row');
-my $on_shards = 0;
-for my $s (0 .. 3)
-{
-	is(on($shards[$s], "SELECT count(*) FROM items WHERE jumpbackhash(id, 4) <> $s"), '0',
-		"C: shard $s holds only rows of bucket $s");
-	$on_shards += on($shards[$s], 'SELECT count(*) FROM items');
-}
-is($on_shards, on($coordinator, 'SELECT count(*) FROM items_mirror'), 'C: the shards hold the mirror\'s rows, no more');
-nothing_left('C');
-is(result_or_error($shards[1], 'postgres', 'UPDATE items SET c = c WHERE id = (SELECT min(id) FROM items)'),
-	'', 'C: direct writes work again');
+under_writers('C', 2, $call, 4);
+under_writers('D', 3, "CALL reshard_remove_partition('items', 'items_3', shard_views => true)", 3);
 
 done_testing();

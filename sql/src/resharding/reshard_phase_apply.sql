@@ -33,6 +33,7 @@ DECLARE
     b int;
     k text;
     found_ctid tid;
+    hidden oid;
     applied bigint := 0;
 BEGIN
     -- (The rows are read from the log by the entry's ctid, never held in a
@@ -93,15 +94,16 @@ BEGIN
                 s.rows_to_move := s.rows_to_move + 1;
             END IF;
             IF b IS DISTINCT FROM own THEN
+                -- (with shard_views, its key hidden on the shard it leaves,
+                -- adding, or enters, removing: reshard_phase_shard_views)
+                hidden := s.hidden_keys[CASE s.operation WHEN 'add' THEN own ELSE b END + 1];
+                IF hidden IS NOT NULL THEN
+                    EXECUTE format('INSERT INTO %s (key) SELECT (%s) FROM %s AS x', hidden::regclass, s.key, log_row)
+                    USING e.ctid;
+                END IF;
                 EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s AS x',
                                s.shadows[b + 1]::regclass, insert_cols, insert_cols, log_row)
                 USING e.ctid;
-                -- (a row that leaves a shard whose leaving rows are hidden)
-                IF s.hidden_keys[own + 1] IS NOT NULL THEN
-                    EXECUTE format('INSERT INTO %s (key) SELECT (%s) FROM %s AS x', s.hidden_keys[own + 1]::regclass,
-                                   s.key, log_row)
-                    USING e.ctid;
-                END IF;
             END IF;
         END IF;
         EXECUTE format('DELETE FROM %s WHERE ctid = $1', s.log::regclass) USING e.ctid;

@@ -151,7 +151,8 @@ BEGIN
                           coalesce((SELECT coalesce(nullif(s.shard_options[u.i], '{}'), '')
                                     FROM unnest(s.sources) WITH ORDINALITY AS u(source, i)
                                     WHERE u.source = f.ftrelid AND s.shard_options[u.i] IS NOT NULL
-                                      AND 'table_name=reshard_all_' || f.ftrelid = ANY (f.ftoptions)
+                                      AND ARRAY['table_name=reshard_all_' || f.ftrelid,
+                                                'table_name=reshard_shown_' || f.ftrelid] && f.ftoptions
                                       AND ARRAY(SELECT x FROM unnest(f.ftoptions) AS x
                                                 WHERE x !~ '^(schema|table)_name=' ORDER BY x)
                                           = ARRAY(SELECT x FROM unnest(s.shard_options[u.i]::text[]) AS x

@@ -41,6 +41,12 @@ BEGIN
         CONTINUE WHEN NOT (b + 1 = s.sources_copied OR b = s.bucket AND s.operation = 'add'
                            OR s.operation = 'remove' AND source = s.partition);
         CONTINUE WHEN b + 1 = s.sources_copied AND is_foreign;
+        -- Removing with shard_views, a foreign partition's shard hides the
+        -- rows that enter it until the cutover (reshard_phase_shard_views).
+        IF s.operation = 'remove' AND s.hidden_keys[b + 1] IS NOT NULL THEN
+            EXECUTE format('INSERT INTO %s (key) SELECT DISTINCT (%s) FROM ONLY %s WHERE %s = %s',
+                           s.hidden_keys[b + 1]::regclass, s.key, source::regclass, s.new_bucket_sql, b);
+        END IF;
         EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s = %s',
                        s.shadows[b + 1]::regclass, cols, cols, source::regclass, s.new_bucket_sql, b);
         GET DIAGNOSTICS n = ROW_COUNT;
@@ -49,9 +55,9 @@ BEGIN
             s.rows_to_move := s.rows_to_move + n;
         END IF;
     END LOOP;
-    -- With shard_views, the keys of the rows that leave a foreign partition
-    -- are hidden on its shard at the cutover (reshard_phase_shard_views).
-    IF is_foreign AND s.hidden_keys[s.sources_copied] IS NOT NULL THEN
+    -- Adding with shard_views, the keys of the rows that leave a foreign
+    -- partition are hidden on its shard at the cutover.
+    IF s.operation = 'add' AND is_foreign AND s.hidden_keys[s.sources_copied] IS NOT NULL THEN
         EXECUTE format('INSERT INTO %s (key) SELECT DISTINCT (%s) FROM %s AS t WHERE (%s) = %s',
                        s.hidden_keys[s.sources_copied]::regclass, s.key, s.shadows[s.bucket + 1]::regclass,
                        s.old_bucket_sql, s.sources_copied - 1);

@@ -67,7 +67,9 @@ BEGIN
                       WHERE c.relkind <> 'f' AND s.shadows[u.i] IS NOT NULL AND s.shadows[u.i] <> s.partition);
     -- A foreign partition removed: its rows must be exactly their copies
     -- (found by key: the rows of one key are all of one bucket).
-    IF s.operation = 'remove' AND (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f' THEN
+    -- (With shard_views its server refuses direct writes: not read.)
+    IF s.operation = 'remove' AND (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f'
+       AND s.shard_options[array_position(s.sources, s.partition)] IS NULL THEN
         EXECUTE format('SELECT array_agg((%1$s))::text, pg_typeof(array_agg((%1$s)))::text, count(*),
                                coalesce(sum(%2$s.reshard_row_image_hash(ROW(%3$s))), 0)
                         FROM ONLY %4$s AS t',
@@ -96,11 +98,13 @@ BEGIN
     FOR r IN SELECT u.src, u.i - 1 AS bucket FROM unnest(s.sources) WITH ORDINALITY AS u(src, i)
              JOIN pg_class c ON c.oid = u.src
              WHERE c.relkind = 'f' AND NOT (s.operation = 'remove' AND u.src = s.partition) ORDER BY u.i LOOP
-        -- With shard_views, the rows that leave it are hidden on its shard
-        -- instead: it is pointed at the view of the rows that stay there
-        -- (reshard_phase_shard_views).
+        -- With shard_views, the rows that leave it (adding) are hidden on its
+        -- shard instead, and the rows that enter it (removing) are there,
+        -- hidden: it is pointed at the view of the rows its bucket has from
+        -- now on (reshard_phase_shard_views).
         IF s.hidden_keys[r.bucket + 1] IS NOT NULL THEN
-            EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (SET table_name %L)', r.src::regclass, 'reshard_stay_' || r.src);
+            EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (SET table_name %L)', r.src::regclass,
+                           CASE s.operation WHEN 'add' THEN 'reshard_shown_' ELSE 'reshard_all_' END || r.src);
             CONTINUE;
         END IF;
         IF s.operation = 'add' THEN
@@ -173,8 +177,11 @@ BEGIN
         CONTINUE WHEN s.shadows[b + 1] IS NULL;
         target := s.shadows[b + 1];
         IF target <> s.partition AND (SELECT relkind FROM pg_class WHERE oid = s.sources[b + 1]) = 'f' THEN
-            -- a foreign partition keeps its place; its incoming table was poured into it
-            EXECUTE format('DROP TABLE %s', target);
+            -- a foreign partition keeps its place; its incoming table was
+            -- poured into it (with shard_views: a foreign table on its
+            -- incoming rows, which are in it already)
+            EXECUTE format('DROP %sTABLE %s', CASE WHEN (SELECT relkind FROM pg_class WHERE oid = target) = 'f'
+                                                   THEN 'FOREIGN ' ELSE '' END, target);
             target := s.sources[b + 1];
         ELSIF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
             EXECUTE (SELECT format('DROP INDEX %s.%I', relnamespace::regnamespace, 'reshard_key_' || s.shadows[b + 1])

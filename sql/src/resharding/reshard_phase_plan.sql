@@ -371,13 +371,9 @@ BEGIN
         END IF;
     END IF;
 
-    -- shard_views: the rows leaving the foreign partitions are hidden by
-    -- their key on the shards' servers, reached through dblink.
+    -- shard_views: the rows leaving or entering the foreign partitions are
+    -- hidden by their key on the shards' servers, reached through dblink.
     IF s.shard_views THEN
-        IF operation <> 'add' THEN
-            RAISE EXCEPTION 'shard_views is for adding a partition, not for %', operation
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
         IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'dblink') THEN
             RAISE EXCEPTION 'extension dblink is not installed'
                 USING ERRCODE = 'undefined_object',

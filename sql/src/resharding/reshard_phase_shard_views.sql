@@ -2,40 +2,54 @@
 --	reshard_phase_shard_views: the rows that leave a shard hidden at the
 --	cutover instead of deleted (internal)
 
--- reshard_add_partition(..., shard_views => true) (docs/resharding.md,
--- "Shards: hiding instead of deleting").  On the server of each foreign
--- partition that rows leave, through dblink as the table's owner (its user
--- mapping), the engine makes, next to the shard's table t (schema s, key
--- column k, o the foreign partition's OID here):
---   - s.reshard_hidden_o (key): the keys of the rows that leave t, filled
---     with the copy and the catch-up (through a foreign table here of the
---     same name); a key of another bucket hidden too many does no harm;
+-- reshard_add_partition and reshard_remove_partition with shard_views
+-- (docs/resharding.md, "Shards: hiding the rows that leave or enter").  On
+-- the server of each foreign partition of the old layout, through dblink
+-- as the table's owner (its user mapping), the engine makes, next to the
+-- shard's table t (schema s, key column k, o the foreign partition's OID
+-- here):
+--   - s.reshard_hidden_o (key): the keys of the rows to hide, written
+--     through a foreign table here of the same name: adding, the rows that
+--     leave t (with the copy and each change the catch-up applies; a key of
+--     another bucket hidden too many does no harm); removing, the rows that
+--     enter t, copied into it before the cutover (the same way);
 --   - s.reshard_mark_o(): marks the transaction (a setting) as one that
 --     writes through this server; s.reshard_refuse_direct_o(): fails one
 --     that is not marked;
---   - s.reshard_all_o, s.reshard_stay_o: views of t (all its rows; the rows
---     whose key is not hidden), which call reshard_mark_o() in their WHERE
---     and their check option, and show t's ctid (postgres_fdw updates and
---     deletes by it); security_invoker: whoever reads them needs the
---     privileges on t he needs without them;
+--   - views of t that call reshard_mark_o() in their WHERE and their check
+--     option, and show t's ctid (postgres_fdw updates and deletes by it):
+--     s.reshard_all_o, all its rows; s.reshard_shown_o, the rows whose key
+--     is not hidden; s.reshard_incoming_o, the rows whose key is hidden
+--     (hidden before the row is written there);
+--     security_invoker: whoever reads them needs the privileges on t he
+--     needs without them;
 --   - triggers reshard_direct_writes_o and reshard_direct_truncate_o on t,
---     which call it.  From the copy on, the rows of t change only through
---     this server (whose writes the engine logs), so the rows hidden at
---     the cutover are exactly their copies.
--- The foreign partition is pointed at reshard_all_o at the capture, at
--- reshard_stay_o at the cutover (catalog only: the cutover deletes nothing
--- on the shard), and back at t after the rows hidden were deleted, online,
--- in batches, on the shard.
+--     which call reshard_refuse_direct_o().  From the copy on, the rows of
+--     t change only through this server (whose writes the engine logs), so
+--     the rows hidden are exactly their copies.
+-- Adding, the foreign partition is pointed at reshard_all_o at the
+-- capture and at reshard_shown_o at the cutover (reshard_phase_cutover),
+-- and back at t after the rows hidden were deleted, online, in batches,
+-- on the shard.  Removing, a foreign partition that stays is pointed at
+-- reshard_shown_o at the capture, the rows that enter it are written into
+-- t through reshard_incoming_o (the table filled for its bucket: a foreign
+-- table here), and it is pointed at reshard_all_o at the cutover; the
+-- removed one is pointed at reshard_all_o (its rows are all copied, and its
+-- server refuses direct writes: the cutover need not read it).  The
+-- cutover deletes and pours nothing on the shards.
 
 -- As the table's owner.  action:
---   create   the objects on the shards (above) and the foreign tables on
---            their hidden keys here (setup);
---   point    each foreign partition at its view of all rows (capture; the
---            engine holds ACCESS EXCLUSIVE on them);
+--   create   the objects on the shards (above), the foreign tables on
+--            their hidden keys here, and removing, the foreign tables on
+--            their incoming rows, which replace the incoming tables of
+--            reshard_phase_setup (setup);
+--   point    each foreign partition at its view before the cutover
+--            (capture; the engine holds ACCESS EXCLUSIVE on them);
 --   arm      the triggers that refuse the direct writes (first copy step;
 --            lock_ms: the longest the shard waits for its table);
---   clean    the hidden rows deleted on the shards, in batches of
+--   clean    adding, the hidden rows deleted on the shards, in batches of
 --            transactions of their own there (after the cutover);
+--   unpour   removing, the same: the incoming rows deleted (to undo);
 --   restore  the triggers dropped, each foreign partition pointed back at
 --            its table, the foreign tables here dropped (after clean, or
 --            to undo; the engine holds ACCESS EXCLUSIVE on them);
@@ -67,9 +81,9 @@ BEGIN
     END IF;
     SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.oid = s.parent;
-    -- The foreign partitions whose leaving rows are hidden: their index in
-    -- s.sources, the server, the shard's table (schema, name), its key
-    -- column and the foreign table here on the hidden keys.
+    -- The foreign partitions of the old layout: their index in s.sources,
+    -- the server, the shard's table (schema, name), its key column, the
+    -- foreign table here on the hidden keys, and whether rows enter it.
     FOR r IN SELECT u.i::int AS i, u.source, v.srvname AS server,
                     coalesce((SELECT substr(x, 13) FROM unnest(u.options::text[]) AS x WHERE x LIKE 'schema\_name=%'),
                              n.nspname) AS remote_schema,
@@ -77,7 +91,8 @@ BEGIN
                              c.relname) AS remote_table,
                     coalesce((SELECT substr(x, 13) FROM unnest(a.attfdwoptions) AS x WHERE x LIKE 'column\_name=%'),
                              a.attname) AS remote_key,
-                    s.hidden_keys[u.i] AS hidden
+                    s.hidden_keys[u.i] AS hidden,
+                    s.operation = 'remove' AND u.source <> s.partition AS receives
              FROM unnest(s.sources, s.shard_options) WITH ORDINALITY AS u(source, options, i)
              JOIN pg_class c ON c.oid = u.source
              JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -94,7 +109,7 @@ BEGIN
         CASE action
         WHEN 'create' THEN
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
-                DROP VIEW IF EXISTS %1$s.reshard_stay_%2$s;
+                DROP VIEW IF EXISTS %1$s.reshard_shown_%2$s, %1$s.reshard_incoming_%2$s;
                 DROP TABLE IF EXISTS %1$s.reshard_hidden_%2$s;
                 CREATE TABLE %1$s.reshard_hidden_%2$s AS SELECT %3$I AS key FROM %4$s WITH NO DATA;
                 CREATE INDEX reshard_hidden_%2$s_key ON %1$s.reshard_hidden_%2$s (key);
@@ -107,12 +122,18 @@ BEGIN
                 CREATE OR REPLACE VIEW %1$s.reshard_all_%2$s WITH (security_invoker = true) AS
                     SELECT t.*, t.ctid AS ctid FROM %4$s AS t WHERE %1$s.reshard_mark_%2$s()
                     WITH CASCADED CHECK OPTION;
-                CREATE OR REPLACE VIEW %1$s.reshard_stay_%2$s WITH (security_invoker = true) AS
+                CREATE VIEW %1$s.reshard_shown_%2$s WITH (security_invoker = true) AS
                     SELECT t.*, t.ctid AS ctid FROM %4$s AS t
                     WHERE NOT EXISTS (SELECT FROM %1$s.reshard_hidden_%2$s AS h WHERE h.key = t.%3$I)
                       AND %1$s.reshard_mark_%2$s()
                     WITH CASCADED CHECK OPTION;
-                GRANT SELECT, INSERT, UPDATE, DELETE ON %1$s.reshard_all_%2$s, %1$s.reshard_stay_%2$s TO PUBLIC;
+                CREATE VIEW %1$s.reshard_incoming_%2$s WITH (security_invoker = true) AS
+                    SELECT t.*, t.ctid AS ctid FROM %4$s AS t
+                    WHERE EXISTS (SELECT FROM %1$s.reshard_hidden_%2$s AS h WHERE h.key = t.%3$I)
+                      AND %1$s.reshard_mark_%2$s()
+                    WITH CASCADED CHECK OPTION;
+                GRANT SELECT, INSERT, UPDATE, DELETE
+                    ON %1$s.reshard_all_%2$s, %1$s.reshard_shown_%2$s, %1$s.reshard_incoming_%2$s TO PUBLIC;
                 DO %6$L;
                 $remote$,
                 rs, o, r.remote_key, remote,
@@ -140,12 +161,34 @@ BEGIN
                            schema_name, 'reshard_hidden_' || o, key_type, r.server, r.remote_schema,
                            'reshard_hidden_' || o, '1000');
             s.hidden_keys[r.i] := format('%I.%I', schema_name, 'reshard_hidden_' || o)::regclass;
+            -- Removing, the rows that enter a foreign partition that stays
+            -- are written into its shard's table, hidden, not into a table here.
+            IF r.receives THEN
+                EXECUTE format('DROP TABLE %s', s.shadows[r.i]::regclass);
+                EXECUTE (SELECT format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                                       schema_name, 'reshard_incoming_' || o,
+                                       string_agg(format('%I %s OPTIONS (column_name %L)%s', a.attname,
+                                                         format_type(a.atttypid, a.atttypmod),
+                                                         coalesce((SELECT substr(x, 13) FROM unnest(fa.attfdwoptions) AS x
+                                                                   WHERE x LIKE 'column\_name=%'), a.attname),
+                                                         CASE WHEN a.attgenerated = 's'
+                                                              THEN format(' GENERATED ALWAYS AS (%s) STORED',
+                                                                          pg_get_expr(d.adbin, d.adrelid))
+                                                              ELSE '' END),
+                                                  ', ' ORDER BY a.attnum),
+                                       r.server, r.remote_schema, 'reshard_incoming_' || o)
+                         FROM pg_attribute a
+                         JOIN pg_attribute fa ON fa.attrelid = r.source AND fa.attname = a.attname
+                         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                         WHERE a.attrelid = s.parent AND a.attnum > 0 AND NOT a.attisdropped);
+                s.shadows[r.i] := format('%I.%I', schema_name, 'reshard_incoming_' || o)::regclass;
+            END IF;
         WHEN 'point' THEN
             EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (%s schema_name %L, %s table_name %L)', r.source::regclass,
                            CASE WHEN EXISTS (SELECT FROM unnest(current_options) AS x WHERE x LIKE 'schema\_name=%') THEN 'SET' ELSE 'ADD' END,
                            r.remote_schema,
                            CASE WHEN EXISTS (SELECT FROM unnest(current_options) AS x WHERE x LIKE 'table\_name=%') THEN 'SET' ELSE 'ADD' END,
-                           'reshard_all_' || o);
+                           CASE WHEN r.receives THEN 'reshard_shown_' ELSE 'reshard_all_' END || o);
         WHEN 'arm' THEN
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
                 SET LOCAL lock_timeout = %3$L;
@@ -154,7 +197,8 @@ BEGIN
                 CREATE OR REPLACE TRIGGER reshard_direct_truncate_%2$s BEFORE TRUNCATE ON %4$s
                     FOR EACH STATEMENT EXECUTE FUNCTION %1$s.reshard_refuse_direct_%2$s();
                 $remote$, rs, o, lock_ms || 'ms', remote));
-        WHEN 'clean' THEN
+        WHEN 'clean', 'unpour' THEN
+            CONTINUE WHEN r.receives <> (action = 'unpour') OR s.operation = 'remove' AND r.source = s.partition;
             LOOP
                 EXECUTE format('SELECT n FROM %s.dblink(%L, %L) AS x(n bigint)', dblink, r.server, format($remote$
                     WITH mark AS MATERIALIZED (SELECT pg_catalog.set_config('subsetting_reshard.through_%2$s', 'on', true)),
@@ -174,7 +218,7 @@ BEGIN
                 DROP TRIGGER IF EXISTS reshard_direct_truncate_%2$s ON %4$s;
                 $remote$, rs, o, lock_ms || 'ms', remote));
             IF EXISTS (SELECT FROM unnest(current_options) AS x
-                       WHERE x IN ('table_name=reshard_all_' || o, 'table_name=reshard_stay_' || o)) THEN
+                       WHERE x IN ('table_name=reshard_all_' || o, 'table_name=reshard_shown_' || o)) THEN
                 EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (%s, %s)', r.source::regclass,
                                CASE WHEN EXISTS (SELECT FROM unnest(original) AS x WHERE x LIKE 'schema\_name=%')
                                     THEN format('SET schema_name %L', r.remote_schema) ELSE 'DROP schema_name' END,
@@ -187,7 +231,7 @@ BEGIN
             s.hidden_keys[r.i] := NULL;
         WHEN 'drop' THEN
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
-                DROP VIEW IF EXISTS %1$s.reshard_stay_%2$s, %1$s.reshard_all_%2$s;
+                DROP VIEW IF EXISTS %1$s.reshard_shown_%2$s, %1$s.reshard_incoming_%2$s, %1$s.reshard_all_%2$s;
                 DROP FUNCTION IF EXISTS %1$s.reshard_mark_%2$s(), %1$s.reshard_refuse_direct_%2$s();
                 DROP TABLE IF EXISTS %1$s.reshard_hidden_%2$s;
                 $remote$, rs, o));

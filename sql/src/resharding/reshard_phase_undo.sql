@@ -70,7 +70,9 @@ BEGIN
     END LOOP;
     FOREACH rel IN ARRAY array_remove(ARRAY[s.log, s.log_sequence, s.new_parent] || s.shadows, s.partition) LOOP
         CONTINUE WHEN rel IS NULL OR NOT EXISTS (SELECT FROM pg_class WHERE oid = rel);
-        EXECUTE format('DROP %s %s', CASE WHEN rel = s.log_sequence THEN 'SEQUENCE' ELSE 'TABLE' END, rel::regclass);
+        EXECUTE format('DROP %s %s', CASE WHEN rel = s.log_sequence THEN 'SEQUENCE'
+                                          WHEN (SELECT relkind FROM pg_class WHERE oid = rel) = 'f' THEN 'FOREIGN TABLE'
+                                          ELSE 'TABLE' END, rel::regclass);
     END LOOP;
     IF s.operation = 'add' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('TRUNCATE %s', s.partition::regclass);

@@ -4,8 +4,9 @@
 -- The resharding engine (src/reshard_engine.c, docs/resharding.md).
 CREATE PROCEDURE reshard_remove_partition(parent regclass, partition regclass DEFAULT NULL,
                                           INOUT moved_rows bigint DEFAULT NULL,
-                                          cutover_budget interval DEFAULT '500 ms', cutover_attempts int DEFAULT 10)
+                                          cutover_budget interval DEFAULT '500 ms', cutover_attempts int DEFAULT 10,
+                                          shard_views boolean DEFAULT false)
 LANGUAGE C AS 'MODULE_PATHNAME', 'reshard_remove_partition';
 
-COMMENT ON PROCEDURE reshard_remove_partition(regclass, regclass, bigint, interval, int) IS
-'shrinks a sharded table by one bucket, partition (by default the last bucket''s; any bucket''s for jumpbackanchorhash), moving only its rows, online and verified; the partition is detached and emptied, not dropped; writes wait only for a cutover of at most cutover_budget, tried at most cutover_attempts times; returns how many rows moved (see docs/resharding.md)';
+COMMENT ON PROCEDURE reshard_remove_partition(regclass, regclass, bigint, interval, int, boolean) IS
+'shrinks a sharded table by one bucket, partition (by default the last bucket''s; any bucket''s for jumpbackanchorhash), moving only its rows, online and verified; the partition is detached and emptied, not dropped; writes wait only for a cutover of at most cutover_budget, tried at most cutover_attempts times; with shard_views, the rows that enter postgres_fdw shards are written there online, hidden until the cutover (needs dblink and rights on the shards); returns how many rows moved (see docs/resharding.md)';
