@@ -34,7 +34,10 @@
 #	   finds no misplaced row; the foreign tables of the old shards have the
 #	   options they had; nothing of the engine is left on any server; the
 #	   state is done with no error; a direct write on a shard works again.
-#	D. The same with reshard_remove_partition(..., shard_views => true) of
+#	   With a row of bucket 3 put on shard 0 by hand (the key of a row of
+#	   shard 3), removing items_3 with shard_views is refused (rows entering
+#	   shard 0 are found by their key) and that row is left.
+#	D. The same as C with reshard_remove_partition(..., shard_views => true) of
 #	   items_3: the rows that enter shards 0 to 2 are written there,
 #	   hidden, before the cutover; shard 3 is left empty.
 #	Nothing checked depends on timing.
@@ -231,6 +234,19 @@ on($shards[0], "CREATE TABLE reshard_hidden_$items_0 AS
                     SELECT id AS key FROM items WHERE id = (SELECT max(id) FROM items WHERE jumpbackhash(id, 4) = 0);
                 ALTER TABLE reshard_hidden_$items_0 OWNER TO alice");
 under_writers('C', 2, $call, 4);
-under_writers('D', 3, "CALL reshard_remove_partition('items', 'items_3', shard_views => true)", 3);
+my $remove = "CALL reshard_remove_partition('items', 'items_3', shard_views => true)";
+
+# A row of bucket 3 on shard 0, with the key of a row that moves there from
+# shard 3: not taken for a copy (nor deleted by the undo).
+my $key = on($shards[3], 'SELECT min(id) FROM items WHERE jumpbackhash(id, 3) = 0');
+on($shards[0], "INSERT INTO items VALUES ($key, 'misplaced', 0)");
+($ret, $out, $err) = $coordinator->psql('postgres', $remove);
+like($err, qr/foreign partition public.items_0 of public.items holds 1 rows of other buckets/,
+	'a row of another bucket on a shard that rows enter: refused');
+is(on($shards[0], "SELECT v FROM items WHERE id = $key"), 'misplaced', 'that row is left as it was');
+on($shards[0], "DELETE FROM items WHERE id = $key");
+nothing_left('refused');
+
+under_writers('D', 3, $remove, 3);
 
 done_testing();

@@ -46,7 +46,8 @@
 --   point    each foreign partition at its view before the cutover
 --            (capture; the engine holds ACCESS EXCLUSIVE on them);
 --   arm      the triggers that refuse the direct writes (first copy step;
---            lock_ms: the longest the shard waits for its table);
+--            lock_ms: the longest the shard waits for its table); then,
+--            removing, no row of another bucket in a shard rows enter;
 --   clean    adding, the hidden rows deleted on the shards, in batches of
 --            transactions of their own there (after the cutover);
 --   unpour   removing, the same: the incoming rows deleted (to undo);
@@ -73,6 +74,7 @@ DECLARE
     original text[];
     key_type text;
     hidden_rows bigint;
+    misplaced bigint;
 BEGIN
     SELECT quote_ident(n.nspname) INTO dblink FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
     WHERE x.extname = 'dblink';
@@ -197,6 +199,22 @@ BEGIN
                 CREATE OR REPLACE TRIGGER reshard_direct_truncate_%2$s BEFORE TRUNCATE ON %4$s
                     FOR EACH STATEMENT EXECUTE FUNCTION %1$s.reshard_refuse_direct_%2$s();
                 $remote$, rs, o, lock_ms || 'ms', remote));
+            -- Removing, the rows written into it are found by their key
+            -- (to verify them, and to delete them if the call is undone): a
+            -- row of another bucket already there could be taken for one.
+            -- From now on none can be written there.
+            IF r.receives THEN
+                EXECUTE format('SELECT count(*) FROM ONLY %s AS t WHERE (%s) IS DISTINCT FROM %s',
+                               r.source::regclass, s.old_bucket_sql, r.i - 1)
+                INTO misplaced;
+                IF misplaced > 0 THEN
+                    RAISE EXCEPTION 'foreign partition % of % holds % rows of other buckets', r.source::regclass,
+                                    s.parent_name, misplaced
+                        USING ERRCODE = 'check_violation',
+                              DETAIL = 'Nothing was moved; the table is as it was.',
+                              HINT = format('SELECT * FROM reshard_check(%L) lists them; move each by DELETE and INSERT through the parent.', s.parent_name);
+                END IF;
+            END IF;
         WHEN 'clean', 'unpour' THEN
             CONTINUE WHEN r.receives <> (action = 'unpour') OR s.operation = 'remove' AND r.source = s.partition;
             LOOP
