@@ -155,9 +155,9 @@ class Results:
 				 if row['method'] == 'reshard_add_partition'}
 		out = []
 		for (case, rows, method), row in sorted({(row['case'], int(row['rows']), row['method']): row
-												 for row in self.stall if row['method'] in STALL_CALLS}.items()):
+												 for row in self.stall if row['method'] in STALL_TARGETS}.items()):
 			where = '8 local partitions' if case == 'local' else '4 `postgres_fdw` shards'
-			what = f'the longest write during {STALL_CALLS[method]}, {where}, {rows:,} rows: ≤ 1 s'
+			what = f'the longest write during {STALL_TARGETS[method]}, {where}, {rows:,} rows: ≤ 1 s'
 			if row['error']:
 				out.append((what, f"the call failed: {row['error']}", False))
 			else:
@@ -191,9 +191,13 @@ class Results:
 					 ['---', '---', ':---:'])
 
 
-# The methods of test/bench/reshard_stall that call the extension, as the report names them.
-STALL_CALLS = {'reshard_add_partition': '`reshard_add_partition`',
-			   'reshard_add_partition_shard_views': '`reshard_add_partition(..., shard_views => true)`'}
+# The methods of test/bench/reshard_stall that call the extension, as the report names them; those of
+# the targets (adding a partition).
+STALL_TARGETS = {'reshard_add_partition': '`reshard_add_partition`',
+				 'reshard_add_partition_shard_views': '`reshard_add_partition(..., shard_views => true)`'}
+STALL_CALLS = dict(STALL_TARGETS,
+				   reshard_remove_partition='`reshard_remove_partition`',
+				   reshard_remove_partition_shard_views='`reshard_remove_partition(..., shard_views => true)`')
 
 
 def seconds(value):
@@ -214,7 +218,7 @@ def stall_section(r, m):
 	rows = []
 	notes = []
 	for row in r.stall:
-		what = {'local': 'local', 'fdw': 'shards'}.get(row['case'], row['case'])
+		what = {'local': 'local', 'fdw': 'shards', 'fdw-remove': 'shards'}.get(row['case'], row['case'])
 		method = STALL_CALLS.get(row['method'], row['method'])
 		if row['error']:
 			rows.append((what, number(row['rows'], 0), method, f"failed: {row['error']}") + ('',) * 9)
@@ -240,7 +244,9 @@ def stall_section(r, m):
 			'a steady writer writes through the parent, against a plain move of the same rows; each on a fresh table '
 			'of the same rows. The table: `t (id bigint NOT NULL, payload text, counter int)` with an index on `id`, '
 			f"`PARTITION BY HASH (id jumpbackhash<n>_int8_ops)`. *local*: {topologies.get('local', 'not run')}; "
-			f"*shards*: {topologies.get('fdw', 'not run')}, reached by `postgres_fdw` over a Unix socket, with "
+			f"*shards*: {topologies.get('fdw', 'not run')}"
+			+ (f" (and removing: {topologies['fdw-remove']})" if 'fdw-remove' in topologies else '') +
+			", reached by `postgres_fdw` over a Unix socket, with "
 			"`extensions 'subsetting'`.\n\n"
 			f"- **The writer**: pgbench, {first['writer_clients']} clients paced with `--rate {first['writer_rate']}` "
 			'(transactions per second in all), each transaction inserting a new row, adding 1 to the counter of a '
