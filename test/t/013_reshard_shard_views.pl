@@ -40,6 +40,11 @@
 #	D. The same as C with reshard_remove_partition(..., shard_views => true) of
 #	   items_3: the rows that enter shards 0 to 2 are written there,
 #	   hidden, before the cutover; shard 3 is left empty.
+#	E. Adding again, shard 2's server stopped (immediate) once the call is
+#	   in its copy: whatever the call did, once the server is back,
+#	   reshard_abort ends it; the table equals its mirror, each shard holds
+#	   only rows of its bucket in the layout it ended with and together the
+#	   mirror's rows, nothing is left.
 #	Nothing checked depends on timing.
 use strict;
 use warnings FATAL => 'all';
@@ -248,5 +253,34 @@ on($shards[0], "DELETE FROM items WHERE id = $key");
 nothing_left('refused');
 
 under_writers('D', 3, $remove, 3);
+
+# --- E. A shard's server stops in the middle of a call: the call fails;
+# once the server is back, reshard_abort undoes it (or finishes it, if it
+# had cut over).  Wherever the stop lands, nothing is lost or left.
+my $engine_e = start_sql($coordinator, [ 'INSERT INTO engine_calls VALUES (4, pg_backend_pid())', $call ]);
+$cut = on($coordinator, "SELECT cut_at('public.items', 4, 'copy', 'none')");
+$shards[2]->stop('immediate');
+($out, $err) = finish_sql($engine_e);
+note "E: shard 2 stopped in $cut; the call said: $err";
+$shards[2]->start;
+my $phase = on($coordinator, 'SELECT phase FROM reshard_progress');
+if ($phase ne 'done' && $phase ne 'aborted')
+{
+	($ret, $out, $err) = $coordinator->psql('postgres', "CALL reshard_abort('items')");
+	is($ret, 0, "E: reshard_abort ends the resharding left in phase $phase") or diag($err);
+}
+like(on($coordinator, 'SELECT phase FROM reshard_progress'), qr/^(done|aborted)$/, 'E: done or undone');
+same_as_mirror('E');
+my $buckets = on($coordinator, "SELECT DISTINCT buckets FROM sharding_layout('items')");
+my $on_shards_e = 0;
+for my $s (0 .. 3)
+{
+	is( on($shards[$s],
+			$s < $buckets ? "SELECT count(*) FROM items WHERE jumpbackhash(id, $buckets) <> $s" : 'SELECT count(*) FROM items'),
+		'0', "E: shard $s holds " . ($s < $buckets ? "only rows of bucket $s" : 'no row'));
+	$on_shards_e += on($shards[$s], 'SELECT count(*) FROM items');
+}
+is($on_shards_e, on($coordinator, 'SELECT count(*) FROM items_mirror'), "E: the shards hold the mirror's rows, no more");
+nothing_left('E');
 
 done_testing();
