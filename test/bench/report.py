@@ -240,7 +240,9 @@ def stall_section(r, m):
 	arguments = m.get('reshard_stall_arguments', '')
 	when = f" (run on its own on {m['reshard_stall_date']})" if m.get('reshard_stall_date') else ''
 	return ('\n## Resharding\'s write stall\n\n'
-			f'`test/bench/reshard_stall{arguments}`{when}: `CALL reshard_add_partition` of the extension ({version}) while '
+			f'`test/bench/reshard_stall{arguments}`{when}: `CALL reshard_add_partition` '
+			+ ('(and `reshard_remove_partition` on the shards) ' if 'fdw-remove' in topologies else '') +
+			f'of the extension ({version}) while '
 			'a steady writer writes through the parent, against a plain move of the same rows; each on a fresh table '
 			'of the same rows. The table: `t (id bigint NOT NULL, payload text, counter int)` with an index on `id`, '
 			f"`PARTITION BY HASH (id jumpbackhash<n>_int8_ops)`. *local*: {topologies.get('local', 'not run')}; "
