@@ -23,8 +23,11 @@
 #	   write through the parent, one as the superuser and one as bob (his
 #	   own user mapping: the shards' views and the hidden keys must be his
 #	   to use), each transaction the same write to a plain mirror table:
-#	   inserts, updates and deletes of random keys.  Meanwhile a write made
-#	   directly on shard 1's table fails (object_in_use, naming the table).
+#	   inserts, updates and deletes of random keys; the call's session has
+#	   extra_float_digits = -15, default_transaction_isolation =
+#	   serializable, search_path = pg_catalog, public, lock_timeout = 1ms.
+#	   Meanwhile a write made directly on shard 1's table fails
+#	   (object_in_use, naming the table).
 #	   Shard 0 has a list of hidden keys with a key that stays there, as
 #	   an earlier call could have left it.  Then: the call returns how many
 #	   rows moved; the table equals its
@@ -186,7 +189,12 @@ sub under_writers
 		map { ($_ => $writes{$_}, "bob_$_" => "SET ROLE bob; $writes{$_}") } sort keys %writes);
 	# the writers have committed before the call
 	$coordinator->poll_query_until('postgres', "SELECT last_value > $last + 10 FROM item_ids") or die 'no writes';
-	my $engine = start_sql($coordinator, [ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())", $call ]);
+	# (in a session whose settings the engine must not depend on)
+	my $engine = start_sql($coordinator,
+		[ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
+		  "SET extra_float_digits = -15; SET default_transaction_isolation = 'serializable';"
+			. " SET search_path = pg_catalog, public; SET lock_timeout = '1ms'",
+		  $call ]);
 	my $cut = on($coordinator, "SELECT cut_at('public.items', $run, 'catch up', 'none')");
 	note "$name: the call is in $cut";
 	my $direct =
