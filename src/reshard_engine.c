@@ -75,6 +75,8 @@ typedef struct engine
 	bool		atomic;			/* called in a transaction block: no commits */
 	int			triggers_swept; /* left by an undone resharding, dropped (unit_sweep) */
 	bool		cutover_committing; /* the COMMIT of the cutover is under way (or failed) */
+	List	   *locking;		/* what unit_lock locks, and how */
+	LOCKMODE	lock_mode;
 } engine;
 
 typedef void (*engine_unit) (engine *e);
@@ -555,15 +557,36 @@ unit_capture(engine *e)
 }
 
 /*
+ * Locks e->locking in the order given, in e->lock_mode, each wait at most
+ * the budget (deadlock_timeout half of it: a deadlock with a writer ends
+ * this wait, not the writer); the settings are back as they were after.
+ */
+static void
+unit_lock(engine *e)
+{
+	int			nest_level = NewGUCNestLevel();
+	ListCell   *cell;
+
+	set_lock_timeout(e->budget_ms);
+	foreach(cell, e->locking)
+		LockRelationOid(lfirst_oid(cell), e->lock_mode);
+	AtEOXact_GUC(false, nest_level);
+}
+
+/*
  * Takes this transaction's snapshots (the local one and, through the foreign
  * data wrapper, each foreign partition's server's) at a moment when no
  * write to those partitions is under way: a write through this server
  * commits on the shard first and here second, so a snapshot taken here
  * between the two would see the shard's change without its log entry.
- * SHARE on each (waits for the writes under way, then lets the next ones
- * wait) until every snapshot is taken, at most e->attempts tries of the
- * budget each.  Then reshard_phase_copy and reshard_phase_verify see each
- * write both in the partition and in the log, or in neither.
+ * SHARE on the parent (writers through it lock it first, so they are not
+ * deadlocked), then on each foreign partition (direct writers): each waits
+ * for the writes under way and makes the next ones wait behind it, at most
+ * the budget, until every snapshot is taken; a wait that times out or ends
+ * in a deadlock is one failed attempt of at most e->attempts.  Then
+ * reshard_phase_copy and reshard_phase_verify see each write both in the
+ * partition and in the log, or in neither.  No query runs before the locks
+ * are held: the first one takes the local snapshot.
  */
 static void
 snapshot_foreign_partitions(engine *e, List *partitions)
@@ -573,23 +596,24 @@ snapshot_foreign_partitions(engine *e, List *partitions)
 
 	if (partitions == NIL)
 		return;
+	e->locking = list_concat(list_make1_oid(e->parent), partitions);
+	e->lock_mode = ShareLock;
 	for (int attempt = 1;; attempt++)
 	{
-		bool		locked = true;
+		ErrorData  *error = try_unit(e, unit_lock);
 
-		foreach(cell, partitions)
-			if (!(locked = ConditionalLockRelationOid(lfirst_oid(cell), ShareLock)))
-				break;
-		if (locked)
+		if (error == NULL)
 			break;
-		for (ListCell *taken = list_head(partitions); taken != cell; taken = lnext(partitions, taken))
-			UnlockRelationOid(lfirst_oid(taken), ShareLock);
-		if (attempt >= e->attempts * 10)
+		if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE && error->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED)
+			ReThrowError(error);
+		if (attempt >= e->attempts)
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not find a moment without writes to the foreign partitions of %s",
-							relation_name(e->parent))));
-		back_off(Max(e->budget_ms / 10, 1));
+					 errmsg("could not lock the foreign partitions of %s to take their snapshots within %d ms in %d attempts",
+							relation_name(e->parent), e->budget_ms, e->attempts),
+					 errdetail("The last attempt: %s.", error->message),
+					 errhint("Another transaction holds them; see pg_locks.")));
+		back_off(e->budget_ms);
 	}
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, partitions)
@@ -598,8 +622,9 @@ snapshot_foreign_partitions(engine *e, List *partitions)
 						false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read a foreign partition");
 	table_owner_leave(&owner);
-	foreach(cell, partitions)
+	foreach(cell, e->locking)
 		UnlockRelationOid(lfirst_oid(cell), ShareLock);
+	e->locking = NIL;
 }
 
 /* The foreign tables among the OIDs. */

@@ -251,13 +251,19 @@ my $remove = "CALL reshard_remove_partition('items', 'items_3', shard_views => t
 
 # A row of bucket 3 on shard 0, with the key of a row that moves there from
 # shard 3: not taken for a copy (nor deleted by the undo).
+# (If C failed, shard 3 holds no such row: reported, and the rest goes on.)
 my $key = on($shards[3], 'SELECT min(id) FROM items WHERE jumpbackhash(id, 3) = 0');
-on($shards[0], "INSERT INTO items VALUES ($key, 'misplaced', 0)");
-($ret, $out, $err) = $coordinator->psql('postgres', $remove);
-like($err, qr/foreign partition public.items_0 of public.items holds 1 rows of other buckets/,
-	'a row of another bucket on a shard that rows enter: refused');
-is(on($shards[0], "SELECT v FROM items WHERE id = $key"), 'misplaced', 'that row is left as it was');
-on($shards[0], "DELETE FROM items WHERE id = $key");
+SKIP:
+{
+	isnt($key, '', 'shard 3 holds a row that moves to shard 0 when items_3 is removed')
+	  or skip 'no row of shard 3 to plant on shard 0 (C did not add items_3)', 2;
+	on($shards[0], "INSERT INTO items VALUES ($key, 'misplaced', 0)");
+	($ret, $out, $err) = $coordinator->psql('postgres', $remove);
+	like($err, qr/foreign partition public.items_0 of public.items holds 1 rows of other buckets/,
+		'a row of another bucket on a shard that rows enter: refused');
+	is(on($shards[0], "SELECT v FROM items WHERE id = $key"), 'misplaced', 'that row is left as it was');
+	on($shards[0], "DELETE FROM items WHERE id = $key");
+}
 nothing_left('refused');
 
 under_writers('D', 3, $remove, 3);
