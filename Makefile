@@ -170,11 +170,6 @@ $(OBJS): $(wildcard src/*.h src/core/*.h)
 # ... and the magic block when the version changes.
 src/module.o src/module.bc: $(srcdir)/$(EXTENSION).control
 
-# The SQL skin (src/*.c, not src/core) starts with src/compat.h: the version
-# shims and the export markings apply to every file of it, new ones too.
-SKIN_OBJS = $(filter-out src/core/%,$(OBJS))
-$(SKIN_OBJS) $(SKIN_OBJS:.o=.bc): override CPPFLAGS += -include $(srcdir)/src/compat.h
-
 # `make check-core`: the C tests of the pure core, without PostgreSQL
 # (test/Makefile; `make check-core VARIANT=sanitize` under ASan and UBSan).
 check-core:

@@ -10,20 +10,23 @@
  * tested here: the shims below that change at 16 or 17 are compiled only as
  * 18 takes them, never with the headers of 16 or 17 themselves.
  *
- * The Makefile compiles each file of the SQL skin (the .c files of src/)
- * with this header included first (-include), so a new file gets it without
- * asking, and every object with -fvisibility=hidden: the shared library exports
- * only what the server looks up by name (the SQL-callable functions, their
- * pg_finfo_ records, Pg_magic_func and _PG_init), never the names of the
- * core (ring_free, jump_back_hash, ...), which would otherwise share the
- * server's namespace with every other library it loads.
- * test/run-build-tests checks the exports against the SQL scripts.  The
- * files of the core (src/core) see no PostgreSQL header, this one included.
+ * Each file of the SQL skin (the .c files of src/) that uses anything of
+ * this header includes it, with the module's own headers, after postgres.h
+ * (which this header, as PostgreSQL's own, relies on being included first)
+ * and PostgreSQL's headers.  Every file that defines SQL-callable functions
+ * (PG_FUNCTION_INFO_V1) must: the Makefile compiles every object with
+ * -fvisibility=hidden, so the shared library exports only what the server
+ * looks up by name (the SQL-callable functions, their pg_finfo_ records,
+ * Pg_magic_func and _PG_init), never the names of the core (ring_free,
+ * jump_back_hash, ...), which would otherwise share the server's namespace
+ * with every other library it loads; on PostgreSQL 15 only the markings
+ * below export a file's functions, which without this header would
+ * silently not be.  test/run-build-tests checks the exports against the SQL
+ * scripts.  The files of the core (src/core) see no PostgreSQL header, this
+ * one included.
  */
 #ifndef SUBSETTING_COMPAT_H
 #define SUBSETTING_COMPAT_H
-
-#include "postgres.h"
 
 #include "fmgr.h"
 

@@ -6,10 +6,10 @@
 #ifndef SUBSETTING_INT4_ARRAY_H
 #define SUBSETTING_INT4_ARRAY_H
 
-#include "postgres.h"
-
 #include "catalog/pg_type.h"
 #include "utils/array.h"
+
+#include "compat.h"
 
 /*
  * A one-dimensional int4[] of count elements (lower bound 1): a copy of

@@ -14,6 +14,7 @@
 #include "utils/builtins.h"
 #include "utils/uuid.h"
 
+#include "compat.h"
 #include "core/jump.h"
 #include "key_hash.h"
 

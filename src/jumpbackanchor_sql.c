@@ -18,6 +18,7 @@
 #include "utils/array.h"
 #include "utils/uuid.h"
 
+#include "compat.h"
 #include "core/jumpbackanchor.h"
 #include "int4_array.h"
 #include "key_hash.h"

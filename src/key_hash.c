@@ -13,6 +13,7 @@
 
 #include "mb/pg_wchar.h"
 
+#include "compat.h"
 #include "key_hash.h"
 
 /* XXH3 was experimental, and its values changed, before xxHash 0.8.0. */

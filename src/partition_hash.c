@@ -51,6 +51,7 @@
 #include "utils/syscache.h"
 #include "utils/uuid.h"
 
+#include "compat.h"
 #include "core/jump.h"
 #include "key_hash.h"
 

@@ -5,7 +5,7 @@
 #ifndef SUBSETTING_RESHARD_CAPTURE_H
 #define SUBSETTING_RESHARD_CAPTURE_H
 
-#include "postgres.h"
+/* Oid and bool: postgres.h, which the .c file includes first. */
 
 /*
  * Internal triggers on partition that append its writes to log (numbered

@@ -26,6 +26,7 @@
 #include "utils/rls.h"
 #include "utils/tuplestore.h"
 
+#include "compat.h"
 #include "table_owner.h"
 
 /*

@@ -6,6 +6,7 @@
 #ifndef SUBSETTING_RING_ERRORS_H
 #define SUBSETTING_RING_ERRORS_H
 
+#include "compat.h"
 #include "core/ring.h"
 
 /*

@@ -23,6 +23,7 @@
 #include "utils/tuplestore.h"
 #include "utils/uuid.h"
 
+#include "compat.h"
 #include "int4_array.h"
 #include "key_hash.h"
 #include "ring_cache.h"

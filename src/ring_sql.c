@@ -21,6 +21,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "compat.h"
 #include "core/ring.h"
 #include "ring_cache.h"
 #include "ring_errors.h"

@@ -8,7 +8,7 @@
 #ifndef SUBSETTING_TABLE_OWNER_H
 #define SUBSETTING_TABLE_OWNER_H
 
-#include "postgres.h"
+/* Oid: postgres.h, which the .c file includes first. */
 
 /* What table_owner_enter changed, for table_owner_leave to restore. */
 typedef struct table_owner_context
