@@ -15,6 +15,11 @@ OBJS = \
 	src/reshard_inspect.o \
 	src/reshard_capture.o \
 	src/reshard_engine.o \
+	src/reshard_state.o \
+	src/reshard_xact.o \
+	src/reshard_steps.o \
+	src/reshard_cutover.o \
+	src/reshard_shards.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \

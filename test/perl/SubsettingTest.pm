@@ -117,8 +117,8 @@ CREATE TABLE engine_calls (run int PRIMARY KEY, pid int NOT NULL, at timestamptz
 -- the call ended first.
 CREATE FUNCTION cut_at(t text, r int, wanted text, action text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-    phases constant text[] := ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish',
-                                    'done', 'undo', 'aborted'];
+    -- the engine's phases, in order (its phase table)
+    phases constant text[] := ARRAY(SELECT f.phase FROM reshard_phases() AS f ORDER BY f.ordinal);
     caller int;
     since timestamptz;
     p record;

@@ -352,8 +352,9 @@ on($publisher, "CREATE PUBLICATION pub_parts FOR TABLE parts.t2 WITH (publish_vi
 ($out, $err) = attempt($publisher, q{
 DO $$
 BEGIN
-    WHILE (SELECT phase FROM reshard_state WHERE parent = 'parts.t2'::regclass)
-          IN ('setup', 'capture', 'copy', 'catch up', 'verify') LOOP
+    -- every step before the cutover (the phases in the engine's order)
+    WHILE (SELECT f.ordinal FROM reshard_state s JOIN reshard_phases() f ON f.phase = s.phase
+           WHERE s.parent = 'parts.t2'::regclass) < (SELECT ordinal FROM reshard_phases() WHERE phase = 'cutover') LOOP
         CALL reshard_step('parts.t2');
     END LOOP;
 END

@@ -26,3 +26,16 @@ REVOKE ALL ON PROCEDURE reshard_step(regclass, interval, int) FROM PUBLIC;
 
 COMMENT ON PROCEDURE reshard_step(regclass, interval, int) IS
 'the next step of a resharding (internal; tests)';
+
+-- The phase table of the engine (src/reshard_phases.h), a row per phase in
+-- the order a resharding goes through them: the C step that runs it, the
+-- isolation of its transactions, how it waits for locks, the SQL routine
+-- that does its work, the phase after it (docs/resharding-engine.md).
+CREATE FUNCTION reshard_phases(OUT ordinal int, OUT phase text, OUT step text, OUT isolation text, OUT locks text,
+                               OUT routine regprocedure, OUT next text)
+RETURNS SETOF record
+LANGUAGE C STABLE AS 'MODULE_PATHNAME', 'reshard_phases';
+REVOKE ALL ON FUNCTION reshard_phases() FROM PUBLIC;
+
+COMMENT ON FUNCTION reshard_phases() IS
+'the phase table of the resharding engine (internal; tests and docs)';

@@ -25,7 +25,6 @@ BEGIN
     LOOP
         s.sources_copied := s.sources_copied + 1;
         IF s.sources_copied > cardinality(s.sources) THEN
-            s.phase := 'catch up';
             RETURN s;
         END IF;
         source := s.sources[s.sources_copied];

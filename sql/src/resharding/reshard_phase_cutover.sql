@@ -217,7 +217,6 @@ BEGIN
         END IF;
     END LOOP;
     s.parent := s.new_parent;
-    s.phase := 'finish';
     RETURN s;
 END
 $function$;

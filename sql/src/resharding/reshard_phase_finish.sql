@@ -54,7 +54,6 @@ BEGIN
             END IF;
         END LOOP;
     END IF;
-    s.phase := 'done';
     RETURN s;
 END
 $function$;

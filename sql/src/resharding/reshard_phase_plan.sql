@@ -432,7 +432,6 @@ BEGIN
     END IF;
     s.sources := parts::oid[];
     s.shadows := '{}';
-    s.phase := 'setup';
     RETURN s;
 END
 $function$;

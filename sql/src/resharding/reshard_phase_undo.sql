@@ -86,7 +86,6 @@ BEGIN
                      FROM pg_class WHERE oid = s.partition);
         END IF;
     END IF;
-    s.phase := 'aborted';
     RETURN s;
 END
 $function$;

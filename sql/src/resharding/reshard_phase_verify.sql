@@ -89,7 +89,6 @@ BEGIN
                       ELSE format('%1$s IS NOT NULL AND %1$s = %2$s', s.new_bucket_sql, b) END;
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%s)', s.shadows[b + 1]::regclass, 'reshard_bound_' || s.shadows[b + 1], bound);
     END LOOP;
-    s.phase := 'cutover';
     RETURN s;
 END
 $function$;

@@ -1,0 +1,252 @@
+/*
+ * src/reshard_cutover.c
+ *		Phase cutover of the resharding engine (reshard_engine.h): attempts,
+ *		each within a budget, each after a catch-up; between two, the
+ *		writers waiting for the lock go through.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "reshard_engine.h"
+#include "table_owner.h"
+
+/* Raised when a cutover attempt overruns its budget; retried, never shown. */
+#define ERRCODE_RESHARD_OVER_BUDGET MAKE_SQLSTATE('S','R','0','0','1')
+
+/*
+ * The cutover's budget as a timer, for the statements that take long
+ * without checking the clock (a shard deleting the rows that move out):
+ * when it fires it cancels what runs, as statement_timeout does, and the
+ * attempt fails as over budget.
+ */
+static TimeoutId budget_timeout = MAX_TIMEOUTS;
+static volatile sig_atomic_t budget_spent = false;
+
+static void
+budget_spent_handler(void)
+{
+	budget_spent = true;
+	kill(MyProcPid, SIGINT);
+}
+
+static void
+arm_budget(int ms)
+{
+	if (budget_timeout == MAX_TIMEOUTS)
+		budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_spent_handler);
+	budget_spent = false;
+	enable_timeout_after(budget_timeout, ms);
+}
+
+/*
+ * Stops the timer; true if it fired.  A cancel it caused that is still
+ * pending (it fired after the attempt's last statement) is withdrawn.
+ */
+static bool
+disarm_budget(void)
+{
+	disable_timeout(budget_timeout, false);
+	if (!budget_spent)
+		return false;
+	QueryCancelPending = false;
+	return true;
+}
+
+static void
+check_budget(TimestampTz deadline)
+{
+	if (GetCurrentTimestamp() > deadline)
+		ereport(ERROR,
+				(errcode(ERRCODE_RESHARD_OVER_BUDGET),
+				 errmsg("the cutover overran its budget")));
+}
+
+/*
+ * What the cutover locks, in this order: the parent, its old partitions,
+ * the tables filled, the new parent, the tables whose foreign keys refer
+ * to the parent, the parent's other partitions, and the tables its own
+ * foreign keys refer to (their triggers are dropped and created).
+ */
+static List *
+cutover_relations(engine *e)
+{
+	List	   *relations = list_make1_oid(e->parent);
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(e->parent)};
+	int			nest_level = safe_search_path_begin();
+	Oid			new_parent = state_oid(e, STATE_NEW_PARENT);
+
+	relations = list_concat(relations, state_oids(e, STATE_SOURCES));
+	relations = list_concat(relations, state_oids(e, STATE_SHADOWS));
+	if (OidIsValid(new_parent))
+		relations = lappend_oid(relations, new_parent);
+	if (SPI_execute_with_args("SELECT r FROM (SELECT 1, r FROM (SELECT DISTINCT c.conrelid FROM pg_catalog.pg_constraint c"
+							  "   WHERE c.confrelid = $1 AND c.contype = 'f' AND c.conparentid = 0 AND c.conrelid <> $1) AS f(r)"
+							  " UNION ALL SELECT 2, i.inhrelid FROM pg_catalog.pg_inherits i WHERE i.inhparent = $1"
+							  " UNION ALL SELECT 3, r FROM (SELECT DISTINCT c.confrelid FROM pg_catalog.pg_constraint c"
+							  "   WHERE c.conrelid = $1 AND c.contype = 'f') AS t(r)) AS u(kind, r) ORDER BY kind, r",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the tables the cutover locks");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			relation = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (!list_member_oid(relations, relation))
+			relations = lappend_oid(relations, relation);
+	}
+	safe_search_path_end(nest_level);
+	return relations;
+}
+
+/*
+ * What makes each table filled take the place of the one it replaces
+ * (reshard_takeover_sql): the new parent the old parent's, each shadow its
+ * old local partition's (a foreign partition keeps its place).  Read before
+ * the old ones are dropped.
+ */
+static Datum
+takeover_statements(engine *e)
+{
+	Oid			takeover = routine_oid(e, ROUTINE_TAKEOVER_SQL);
+	List	   *old = list_make1_oid(e->parent);
+	List	   *filled = list_make1_oid(state_oid(e, STATE_NEW_PARENT));
+	Oid			partition = state_oid(e, STATE_PARTITION);
+	Datum	   *sources;
+	Datum	   *shadows;
+	bool	   *source_nulls;
+	bool	   *shadow_nulls;
+	int			source_count;
+	int			shadow_count;
+	List	   *statements = NIL;
+	Datum	   *items;
+	int			i;
+	ListCell   *o;
+	ListCell   *f;
+
+	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SOURCES]), OIDOID, sizeof(Oid), true,
+					  TYPALIGN_INT, &sources, &source_nulls, &source_count);
+	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SHADOWS]), OIDOID, sizeof(Oid), true,
+					  TYPALIGN_INT, &shadows, &shadow_nulls, &shadow_count);
+	for (i = 0; i < Min(source_count, shadow_count); i++)
+		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition &&
+			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE)
+		{
+			old = lappend_oid(old, DatumGetObjectId(sources[i]));
+			filled = lappend_oid(filled, DatumGetObjectId(shadows[i]));
+		}
+	forboth(o, old, f, filled)
+	{
+		Datum		array = OidFunctionCall2(takeover, ObjectIdGetDatum(lfirst_oid(o)), ObjectIdGetDatum(lfirst_oid(f)));
+		Datum	   *texts;
+		bool	   *nulls;
+		int			count;
+
+		deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT, &texts, &nulls, &count);
+		for (i = 0; i < count; i++)
+			statements = lappend(statements, DatumGetPointer(texts[i]));
+	}
+	items = palloc(sizeof(Datum) * Max(list_length(statements), 1));
+	i = 0;
+	foreach(o, statements)
+		items[i++] = PointerGetDatum(lfirst(o));
+	return PointerGetDatum(construct_array(items, i, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * One attempt at the cutover, within the budget: ACCESS EXCLUSIVE on the
+ * relations of cutover_relations; the last changes; the checks again; the
+ * catalog work (reshard_phase_cutover).
+ */
+static bool
+unit_cutover(engine *e)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), e->budget_ms);
+	table_owner_context owner;
+	Datum		statements;
+	ListCell   *cell;
+
+	set_lock_timeout(e->budget_ms);
+	table_owner_enter(e->parent, &owner);
+	lock_relations(cutover_relations(e), AccessExclusiveLock);
+	table_owner_leave(&owner);
+	check_budget(deadline);
+	apply_log(e, PG_INT64_MAX, deadline);
+	check_budget(deadline);
+	run_routine(e, ROUTINE_CHECK_CATALOG, 0, 0, 0);
+	table_owner_enter(e->parent, &owner);
+	foreach(cell, list_concat(state_oids(e, STATE_SHADOWS), state_oids(e, STATE_SOURCES)))
+		stop_triggers(e, lfirst_oid(cell));
+	stop_triggers(e, state_oid(e, STATE_PARTITION));
+	statements = takeover_statements(e);
+	table_owner_leave(&owner);
+	check_budget(deadline);
+	run_routine(e, ROUTINE_PHASE_CUTOVER, 1, statements, 0);
+	check_budget(deadline);
+	return true;
+}
+
+/*
+ * Phase cutover: at most e->attempts attempts, each after a catch-up;
+ * between two, the writers waiting for the lock go through.  The attempt
+ * that succeeds commits with the state row in phase finish.
+ */
+bool
+step_cutover(engine *e)
+{
+	catch_up(e);
+	for (int attempt = 1;; attempt++)
+	{
+		ErrorData  *error;
+		bool		complete;
+
+		/* counted before it begins: after a crash, no attempt means no COMMIT begun */
+		set_state_int64(e, STATE_CUTOVER_ATTEMPTS, state_int64(e, STATE_CUTOVER_ATTEMPTS) + 1);
+		save_state(e);
+		next_transaction(false);
+		arm_budget(e->budget_ms);
+		error = try_unit(e, unit_cutover, &complete);
+		if (disarm_budget() && error != NULL && error->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		{
+			error->sqlerrcode = ERRCODE_RESHARD_OVER_BUDGET;
+			error->message = pstrdup("the cutover overran its budget");
+		}
+		if (error == NULL)
+			break;
+		/* a lock not had in time, a deadlock with a writer, the budget spent: one failed attempt */
+		if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE && error->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED &&
+			error->sqlerrcode != ERRCODE_RESHARD_OVER_BUDGET)
+			ReThrowError(error);
+		save_state(e);
+		next_transaction(false);
+		if (attempt >= e->attempts)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not cut %s over within %d ms in %d attempts",
+							relation_name(e->parent), e->budget_ms, e->attempts),
+					 errdetail("The last attempt: %s.", error->message),
+					 errhint("Call it again when fewer or shorter transactions write to the table, or with a larger cutover_budget or more cutover_attempts.")));
+		back_off(e->budget_ms);
+		catch_up(e);
+	}
+	set_phase(e, next_phase(e->phase));
+	save_state(e);
+	/* a failure now may leave the work done on some shards: the undo sees this flag */
+	e->cutover_committing = true;
+	next_transaction(false);
+	e->cutover_committing = false;
+	follow_new_parent(e);
+	return false;
+}

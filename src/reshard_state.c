@@ -1,0 +1,564 @@
+/*
+ * src/reshard_state.c
+ *		The resharding engine's state row and SQL routines (reshard_engine.h).
+ *
+ * A resharding is a row of reshard_state.  The engine keeps it in memory as
+ * the values of its columns, read and written by column number (state_column,
+ * checked against the table when a call begins), and turns it into the row
+ * type only to hand it to an SQL routine or to write it.  It writes the row
+ * as the owner of reshard_state.
+ *
+ * The SQL routines it calls are the extension's, found once per call by
+ * name among the extension's members, their arguments checked, then called
+ * by OID through the function manager (which checks no privilege: nobody
+ * may execute them).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "compat.h"
+#include "reshard_capture.h"
+#include "reshard_engine.h"
+#include "table_owner.h"
+
+/* The advisory lock's objsubid; SQL's advisory lock functions use 1 and 2. */
+#define RESHARD_LOCK_KIND 3
+
+/* The columns of reshard_state: name and type, by state_column. */
+static const struct
+{
+	const char *name;
+	Oid			type;
+}			state_columns[STATE_COLUMNS] = {
+	[STATE_PARENT] = {"parent", OIDOID},
+	[STATE_PARENT_NAME] = {"parent_name", TEXTOID},
+	[STATE_OPERATION] = {"operation", TEXTOID},
+	[STATE_PARTITION] = {"partition", OIDOID},
+	[STATE_BUCKET] = {"bucket", INT4OID},
+	[STATE_METHOD] = {"method", TEXTOID},
+	[STATE_KEY] = {"key", TEXTOID},
+	[STATE_OLD_BUCKETS] = {"old_buckets", INT4OID},
+	[STATE_NEW_BUCKETS] = {"new_buckets", INT4OID},
+	[STATE_OLD_BUCKET_SQL] = {"old_bucket_sql", TEXTOID},
+	[STATE_NEW_BUCKET_SQL] = {"new_bucket_sql", TEXTOID},
+	[STATE_NEW_PARTITION_BY] = {"new_partition_by", TEXTOID},
+	[STATE_NEW_BOUND] = {"new_bound", TEXTOID},
+	[STATE_SOURCES] = {"sources", OIDARRAYOID},
+	[STATE_SHADOWS] = {"shadows", OIDARRAYOID},
+	[STATE_NEW_PARENT] = {"new_parent", OIDOID},
+	[STATE_LOG] = {"log", OIDOID},
+	[STATE_LOG_SEQUENCE] = {"log_sequence", OIDOID},
+	[STATE_CATALOG] = {"catalog", TEXTARRAYOID},
+	[STATE_VALIDATE] = {"validate", TEXTARRAYOID},
+	[STATE_FOREIGN_KEYS] = {"foreign_keys", TEXTARRAYOID},
+	[STATE_ANALYZE_PARENT] = {"analyze_parent", BOOLOID},
+	[STATE_SHARD_VIEWS] = {"shard_views", BOOLOID},
+	[STATE_SHARD_OPTIONS] = {"shard_options", TEXTARRAYOID},
+	[STATE_HIDDEN_KEYS] = {"hidden_keys", OIDARRAYOID},
+	[STATE_PHASE] = {"phase", TEXTOID},
+	[STATE_ROWS_TO_MOVE] = {"rows_to_move", INT8OID},
+	[STATE_ROWS_COPIED] = {"rows_copied", INT8OID},
+	[STATE_ROWS_VERIFIED] = {"rows_verified", INT8OID},
+	[STATE_SOURCES_COPIED] = {"sources_copied", INT4OID},
+	[STATE_CHANGES_APPLIED] = {"changes_applied", INT8OID},
+	[STATE_CHANGES_WAITING] = {"changes_waiting", INT8OID},
+	[STATE_CUTOVER_ATTEMPTS] = {"cutover_attempts", INT4OID},
+	[STATE_STARTED] = {"started", TIMESTAMPTZOID},
+	[STATE_LAST_PROGRESS] = {"last_progress", TIMESTAMPTZOID},
+	[STATE_BACKEND_PID] = {"backend_pid", INT4OID},
+	[STATE_ERROR] = {"error", TEXTOID},
+};
+
+/*
+ * The SQL routines the engine calls: name and number of arguments (a
+ * routine whose first argument is a state row takes and returns
+ * reshard_state).
+ */
+static const struct
+{
+	const char *name;
+	int			nargs;
+	bool		takes_state;
+}			routines[ROUTINE_COUNT] = {
+	[ROUTINE_PLAN] = {"reshard_phase_plan", 2, true},
+	[ROUTINE_CHECK_CATALOG] = {"reshard_phase_check", 1, true},
+	[ROUTINE_PHASE_SETUP] = {"reshard_phase_setup", 1, true},
+	[ROUTINE_PHASE_COPY] = {"reshard_phase_copy", 1, true},
+	[ROUTINE_APPLY_LOG] = {"reshard_phase_apply", 3, true},
+	[ROUTINE_PHASE_VERIFY] = {"reshard_phase_verify", 1, true},
+	[ROUTINE_TAKEOVER_SQL] = {"reshard_takeover_sql", 2, false},
+	[ROUTINE_PHASE_CUTOVER] = {"reshard_phase_cutover", 2, true},
+	[ROUTINE_PHASE_FINISH] = {"reshard_phase_finish", 1, true},
+	[ROUTINE_PHASE_UNDO] = {"reshard_phase_undo", 2, true},
+	[ROUTINE_SHARD_VIEWS] = {"reshard_phase_shard_views", 3, true},
+	[ROUTINE_CAPTURE_TRIGGER] = {"reshard_capture", 0, false},
+	[ROUTINE_GUARD_TRIGGER] = {"reshard_guard", 0, false},
+};
+
+/* A relation's name, schema-qualified and quoted as needed, for messages and queries. */
+char *
+relation_name(Oid relation)
+{
+	char	   *name = get_rel_name(relation);
+
+	if (name == NULL)
+		return psprintf("relation %u", relation);	/* dropped meanwhile */
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relation)), name);
+}
+
+/*
+ * The extension's schema, reshard_state's owner and row type, and the OIDs
+ * of the routines; an error if the table's columns or a routine are not
+ * those this library knows (a library and scripts of different versions).
+ */
+void
+state_open(engine *e)
+{
+	bool		isnull;
+	int			nest_level = safe_search_path_begin();
+	TupleDesc	desc;
+	Datum	   *names = palloc(sizeof(Datum) * ROUTINE_COUNT);
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		args[1];
+
+	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname), c.relowner, c.reltype"
+					" FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace"
+					" JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'reshard_state'"
+					" WHERE x.extname = 'subsetting'", true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "extension subsetting is not installed");
+	e->schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	e->state_owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	e->state_type = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+
+	desc = lookup_rowtype_tupdesc(e->state_type, -1);
+	for (int i = 0; i < STATE_COLUMNS; i++)
+		if (i >= desc->natts || TupleDescAttr(desc, i)->attisdropped ||
+			strcmp(NameStr(TupleDescAttr(desc, i)->attname), state_columns[i].name) != 0 ||
+			TupleDescAttr(desc, i)->atttypid != state_columns[i].type)
+			elog(ERROR, "column %d of %s.reshard_state is not %s %s: the library and the extension's scripts differ",
+				 i + 1, e->schema, state_columns[i].name, format_type_be(state_columns[i].type));
+	if (desc->natts != STATE_COLUMNS)
+		elog(ERROR, "%s.reshard_state has %d columns, not %d", e->schema, desc->natts, STATE_COLUMNS);
+	ReleaseTupleDesc(desc);
+
+	for (int i = 0; i < ROUTINE_COUNT; i++)
+	{
+		names[i] = CStringGetTextDatum(routines[i].name);
+		e->routines[i] = InvalidOid;
+	}
+	args[0] = PointerGetDatum(construct_array(names, ROUTINE_COUNT, TEXTOID, -1, false, TYPALIGN_INT));
+	if (SPI_execute_with_args("SELECT p.proname::pg_catalog.text, p.oid, p.pronargs, p.proargtypes[0]"
+							  " FROM pg_catalog.pg_extension x"
+							  " JOIN pg_catalog.pg_depend d ON d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass"
+							  "  AND d.refobjid = x.oid AND d.deptype = 'e'"
+							  "  AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass"
+							  " JOIN pg_catalog.pg_proc p ON p.oid = d.objid"
+							  " WHERE x.extname = 'subsetting' AND p.proname::pg_catalog.text = ANY ($1)",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the extension's routines");
+	for (uint64 row = 0; row < SPI_processed; row++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[row];
+		char	   *name = SPI_getvalue(tuple, SPI_tuptable->tupdesc, 1);
+
+		for (int i = 0; i < ROUTINE_COUNT; i++)
+			if (strcmp(name, routines[i].name) == 0)
+			{
+				Datum		first = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 4, &isnull);
+
+				if (OidIsValid(e->routines[i]) ||
+					DatumGetInt16(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 3, &isnull)) != routines[i].nargs ||
+					(routines[i].takes_state && (isnull || DatumGetObjectId(first) != e->state_type)))
+					elog(ERROR, "routine %s.%s of the extension is not the one this library calls",
+						 e->schema, routines[i].name);
+				e->routines[i] = DatumGetObjectId(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull));
+			}
+	}
+	for (int i = 0; i < ROUTINE_COUNT; i++)
+		if (!OidIsValid(e->routines[i]))
+			elog(ERROR, "routine %s.%s of the extension is missing", e->schema, routines[i].name);
+	safe_search_path_end(nest_level);
+}
+
+Oid
+routine_oid(engine *e, routine_id routine)
+{
+	Assert(routine > ROUTINE_NONE && routine < ROUTINE_COUNT);
+	return e->routines[routine];
+}
+
+/* The state row as a value of reshard_state. */
+static Datum
+state_datum(engine *e)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc(e->state_type, -1);
+	Datum		result = heap_copy_tuple_as_datum(heap_form_tuple(desc, e->values, e->nulls), desc);
+
+	ReleaseTupleDesc(desc);
+	return result;
+}
+
+/* A value of reshard_state becomes the state row (copied into the call's memory). */
+static void
+set_state_datum(engine *e, Datum row)
+{
+	HeapTupleHeader header = DatumGetHeapTupleHeader(row);
+	TupleDesc	desc = lookup_rowtype_tupdesc(e->state_type, -1);
+	HeapTupleData tuple;
+	MemoryContext old = MemoryContextSwitchTo(e->memory);
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = header;
+	heap_deform_tuple(heap_copytuple(&tuple), desc, e->values, e->nulls);
+	MemoryContextSwitchTo(old);
+	ReleaseTupleDesc(desc);
+	e->has_state = true;
+	e->phase = e->nulls[STATE_PHASE] ? PHASE_SETUP : phase_from_name(state_text(e, STATE_PHASE));
+}
+
+/*
+ * Runs query as the owner of reshard_state with arguments $1 (the state row,
+ * or NULL) and $2 (the table's OID); keeps the row it returns as the state,
+ * if any.  Returns whether it returned one.
+ */
+static bool
+state_query(engine *e, const char *query)
+{
+	Oid			saved_user;
+	int			saved_context;
+	Datum		args[2] = {e->has_state ? state_datum(e) : (Datum) 0, ObjectIdGetDatum(e->parent)};
+	Oid			types[2] = {e->state_type, OIDOID};
+	char		nulls[2] = {e->has_state ? ' ' : 'n', ' '};
+	int			ret;
+	int			nest_level = safe_search_path_begin();
+
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	ret = SPI_execute_with_args(psprintf(query, e->schema), 2, types, args, nulls, false, 0);
+	SetUserIdAndSecContext(saved_user, saved_context);
+	safe_search_path_end(nest_level);
+	if (ret < 0)
+		elog(ERROR, "could not run \"%s\": %s", query, SPI_result_code_string(ret));
+	if ((ret == SPI_OK_SELECT || ret == SPI_OK_INSERT_RETURNING) && SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			set_state_datum(e, row);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Reads the state row of e->parent; false if there is none. */
+bool
+load_state(engine *e)
+{
+	e->has_state = false;
+	return state_query(e, "SELECT s FROM %1$s.reshard_state AS s WHERE s.parent = $2");
+}
+
+/* The column list of reshard_state, for save_state. */
+static char *
+state_column_list(void)
+{
+	StringInfoData list;
+
+	initStringInfo(&list);
+	for (int i = 0; i < STATE_COLUMNS; i++)
+		appendStringInfo(&list, "%s%s", i > 0 ? ", " : "", state_columns[i].name);
+	return list.data;
+}
+
+/* Writes the state row, with the time of this progress and this backend. */
+void
+save_state(engine *e)
+{
+	e->values[STATE_LAST_PROGRESS] = TimestampTzGetDatum(GetCurrentTimestamp());
+	e->nulls[STATE_LAST_PROGRESS] = false;
+	set_state_int64(e, STATE_BACKEND_PID, MyProcPid);
+	(void) state_query(e, psprintf("UPDATE %%1$s.reshard_state AS t SET (%s) = ROW(($1).*) WHERE t.parent = $2",
+								   state_column_list()));
+}
+
+/* Writes the state row of a new resharding (after its plan). */
+void
+insert_state(engine *e)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	e->values[STATE_STARTED] = e->values[STATE_LAST_PROGRESS] = TimestampTzGetDatum(now);
+	e->nulls[STATE_STARTED] = e->nulls[STATE_LAST_PROGRESS] = false;
+	set_state_int64(e, STATE_BACKEND_PID, MyProcPid);
+	(void) state_query(e, "INSERT INTO %1$s.reshard_state SELECT ($1).* RETURNING reshard_state");
+}
+
+/* Deletes the state row of e->parent, and/or those of tables that were dropped. */
+void
+delete_states(engine *e, bool this_table, bool of_dropped_tables)
+{
+	if (this_table)
+		(void) state_query(e, "DELETE FROM %1$s.reshard_state WHERE parent = $2");
+	if (of_dropped_tables)
+		(void) state_query(e, "DELETE FROM %1$s.reshard_state AS s"
+						   " WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = s.parent)");
+	e->has_state = false;
+}
+
+/* A state row in memory for a new resharding of e->parent: its counters at 0, the rest NULL. */
+void
+new_state(engine *e)
+{
+	for (int i = 0; i < STATE_COLUMNS; i++)
+	{
+		e->values[i] = (Datum) 0;
+		e->nulls[i] = true;
+	}
+	e->has_state = true;
+	set_state_oid(e, STATE_PARENT, e->parent);
+	set_state_bool(e, STATE_SHARD_VIEWS, false);
+	set_state_int64(e, STATE_ROWS_TO_MOVE, 0);
+	set_state_int64(e, STATE_ROWS_COPIED, 0);
+	set_state_int64(e, STATE_ROWS_VERIFIED, 0);
+	set_state_int64(e, STATE_SOURCES_COPIED, 0);
+	set_state_int64(e, STATE_CHANGES_APPLIED, 0);
+	set_state_int64(e, STATE_CUTOVER_ATTEMPTS, 0);
+	set_phase(e, PHASE_SETUP);
+}
+
+bool
+state_is_null(engine *e, state_column column)
+{
+	return e->nulls[column];
+}
+
+bool
+state_bool(engine *e, state_column column)
+{
+	Assert(state_columns[column].type == BOOLOID);
+	return !e->nulls[column] && DatumGetBool(e->values[column]);
+}
+
+/* An integer column (bigint or int), 0 if NULL. */
+int64
+state_int64(engine *e, state_column column)
+{
+	if (e->nulls[column])
+		return 0;
+	if (state_columns[column].type == INT8OID)
+		return DatumGetInt64(e->values[column]);
+	Assert(state_columns[column].type == INT4OID);
+	return DatumGetInt32(e->values[column]);
+}
+
+Oid
+state_oid(engine *e, state_column column)
+{
+	Assert(state_columns[column].type == OIDOID);
+	return e->nulls[column] ? InvalidOid : DatumGetObjectId(e->values[column]);
+}
+
+/* The OIDs of an oid[] column, NULLs left out. */
+List *
+state_oids(engine *e, state_column column)
+{
+	Datum	   *oids;
+	bool	   *nulls;
+	int			count;
+	List	   *result = NIL;
+
+	Assert(state_columns[column].type == OIDARRAYOID);
+	if (e->nulls[column])
+		return NIL;
+	deconstruct_array(DatumGetArrayTypeP(e->values[column]), OIDOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &oids, &nulls, &count);
+	for (int i = 0; i < count; i++)
+		if (!nulls[i])
+			result = lappend_oid(result, DatumGetObjectId(oids[i]));
+	return result;
+}
+
+/* The number of elements of an array column, NULLs counted (0 if NULL). */
+int
+state_array_length(engine *e, state_column column)
+{
+	ArrayType  *array;
+
+	if (e->nulls[column])
+		return 0;
+	array = DatumGetArrayTypeP(e->values[column]);
+	return ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+}
+
+/* A text column, or NULL. */
+char *
+state_text(engine *e, state_column column)
+{
+	Assert(state_columns[column].type == TEXTOID);
+	return e->nulls[column] ? NULL : TextDatumGetCString(e->values[column]);
+}
+
+void
+set_state_int64(engine *e, state_column column, int64 value)
+{
+	if (state_columns[column].type == INT8OID)
+	{
+		MemoryContext old = MemoryContextSwitchTo(e->memory);
+
+		e->values[column] = Int64GetDatum(value);	/* by reference where int8 is */
+		MemoryContextSwitchTo(old);
+	}
+	else
+	{
+		Assert(state_columns[column].type == INT4OID && value >= PG_INT32_MIN && value <= PG_INT32_MAX);
+		e->values[column] = Int32GetDatum((int32) value);
+	}
+	e->nulls[column] = false;
+}
+
+void
+set_state_oid(engine *e, state_column column, Oid value)
+{
+	Assert(state_columns[column].type == OIDOID);
+	e->values[column] = ObjectIdGetDatum(value);
+	e->nulls[column] = !OidIsValid(value);
+}
+
+void
+set_state_bool(engine *e, state_column column, bool value)
+{
+	Assert(state_columns[column].type == BOOLOID);
+	e->values[column] = BoolGetDatum(value);
+	e->nulls[column] = false;
+}
+
+/* Sets a text column (NULL: to NULL). */
+void
+set_state_text(engine *e, state_column column, const char *value)
+{
+	MemoryContext old = MemoryContextSwitchTo(e->memory);
+
+	Assert(state_columns[column].type == TEXTOID);
+	e->values[column] = value ? CStringGetTextDatum(value) : (Datum) 0;
+	e->nulls[column] = value == NULL;
+	MemoryContextSwitchTo(old);
+}
+
+/* The state row enters phase (in memory; saved with the work that leads to it). */
+void
+set_phase(engine *e, reshard_phase phase)
+{
+	set_state_text(e, STATE_PHASE, phase_name(phase));
+	e->phase = phase;
+}
+
+/*
+ * Calls a routine that takes and returns the state row, as the table's
+ * owner, with nargs (0 to 2) more arguments; the state row becomes what it
+ * returns.  The routines work and count; they never change the phase.
+ */
+void
+run_routine(engine *e, routine_id routine, int nargs, Datum arg1, Datum arg2)
+{
+	table_owner_context owner;
+	Oid			function = routine_oid(e, routine);
+	Datum		state = state_datum(e);
+	Datum		result;
+	reshard_phase phase = e->phase;
+
+	Assert(routines[routine].takes_state && routines[routine].nargs == nargs + 1);
+	table_owner_enter(e->parent, &owner);
+	reshard_engine_writing = true;
+	if (nargs == 2)
+		result = OidFunctionCall3(function, state, arg1, arg2);
+	else if (nargs == 1)
+		result = OidFunctionCall2(function, state, arg1);
+	else
+		result = OidFunctionCall1(function, state);
+	reshard_engine_writing = false;
+	table_owner_leave(&owner);
+	set_state_datum(e, result);
+	if (e->phase != phase)
+		elog(ERROR, "routine %s changed the phase of the resharding of %s", routines[routine].name,
+			 relation_name(e->parent));
+}
+
+/* Applies the log, at most max_changes entries; past deadline, an error (SR001). */
+void
+apply_log(engine *e, int64 max_changes, TimestampTz deadline)
+{
+	run_routine(e, ROUTINE_APPLY_LOG, 2, Int64GetDatum(max_changes), TimestampTzGetDatum(deadline));
+}
+
+/*
+ * The backend running a resharding holds a session lock no SQL function can
+ * take (advisory, objsubid RESHARD_LOCK_KIND): while it holds it, no other
+ * backend runs a step of that resharding; when it is gone (killed,
+ * crashed), the lock is gone with it and the next call continues.
+ */
+static LOCKTAG
+claim_tag(Oid parent)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, parent, 0, RESHARD_LOCK_KIND);
+	return tag;
+}
+
+/* This backend runs the resharding of e->parent, or an error says who does. */
+void
+claim(engine *e)
+{
+	LOCKTAG		tag = claim_tag(e->parent);
+
+	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("table %s is being resharded by another backend", relation_name(e->parent)),
+				 errhint("See reshard_progress.")));
+	e->claimed = true;
+}
+
+void
+unclaim(engine *e)
+{
+	LOCKTAG		tag = claim_tag(e->parent);
+
+	if (e->claimed)
+		LockRelease(&tag, ExclusiveLock, true);
+	e->claimed = false;
+}
+
+/* After the cutover committed, the state is the new parent's: so is the claim. */
+void
+follow_new_parent(engine *e)
+{
+	Oid			old = e->parent;
+	Oid			parent = state_oid(e, STATE_PARENT);
+
+	if (parent == old)
+		return;
+	e->parent = parent;
+	claim(e);
+	e->parent = old;
+	unclaim(e);
+	e->parent = parent;
+	e->claimed = true;
+}

@@ -1,0 +1,307 @@
+/*
+ * src/reshard_steps.c
+ *		The steps of the resharding engine's phases, but the cutover's
+ *		(reshard_cutover.c): the phase table's column step (reshard_phases.h).
+ *
+ * A step returns true when its phase is complete; the driver then moves the
+ * state row to the next phase in the same transaction.  Steps whose phase
+ * runs in transactions of its own (lock policy LOCKS_OWN) move it on
+ * themselves, through run_unit or with_lock_retries, in the last one.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "storage/lmgr.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "reshard_capture.h"
+#include "reshard_engine.h"
+#include "table_owner.h"
+
+/*
+ * A catch-up round applies at most this many changes ... and the catch-up
+ * ends when a round found fewer than this, or when the changes waiting did
+ * not shrink in a round (writers as fast as the catch-up: the verification
+ * then applies what its snapshot sees, and the cutover what is left within
+ * its budget, or it fails after its attempts).
+ */
+#define CATCH_UP_ROUND 10000
+#define CATCH_UP_ENOUGH 1000
+
+/*
+ * Phase setup: the shadows, the new parent, the change log (and with
+ * shard_views the shards' objects); then the guards of the tables filled.
+ */
+bool
+step_setup(engine *e)
+{
+	table_owner_context owner;
+	Oid			guard = routine_oid(e, ROUTINE_GUARD_TRIGGER);
+	ListCell   *cell;
+
+	run_routine(e, ROUTINE_PHASE_SETUP, 0, 0, 0);
+	shard_views(e, "create");
+	table_owner_enter(e->parent, &owner);
+	foreach(cell, state_oids(e, STATE_SHADOWS))
+		reshard_guard_start(lfirst_oid(cell), guard);
+	table_owner_leave(&owner);
+	return true;
+}
+
+/*
+ * Phase capture: the change-log triggers on the old partitions (SHARE ROW
+ * EXCLUSIVE on the parent, then on each, as a writer through the parent
+ * locks them: no deadlock with one; each waited for at most the budget).
+ * Triggers an undone resharding left are dropped first (ACCESS EXCLUSIVE).
+ * With shard_views, the foreign partitions pointed at their shards' views.
+ */
+bool
+step_capture(engine *e)
+{
+	table_owner_context owner;
+	Oid			log = state_oid(e, STATE_LOG);
+	Oid			sequence = state_oid(e, STATE_LOG_SEQUENCE);
+	Oid			capture = routine_oid(e, ROUTINE_CAPTURE_TRIGGER);
+	List	   *sources = state_oids(e, STATE_SOURCES);
+	ListCell   *cell;
+
+	set_lock_timeout(e->budget_ms);
+	table_owner_enter(e->parent, &owner);
+	lock_relations(lcons_oid(e->parent, list_copy(sources)), ShareRowExclusiveLock);
+	foreach(cell, sources)
+	{
+		(void) stop_triggers(e, lfirst_oid(cell));
+		reshard_capture_start(lfirst_oid(cell), log, sequence, capture);
+	}
+	lock_relations(shard_view_sources(e), AccessExclusiveLock);
+	table_owner_leave(&owner);
+	shard_views(e, "point");
+	return true;
+}
+
+/*
+ * The next old partition copied (reshard_phase_copy), in a REPEATABLE READ
+ * transaction whose snapshots, where the partition is foreign, are taken
+ * while no write to it is under way.  The phase is complete when the
+ * routine finds no partition left to copy.
+ */
+static bool
+unit_copy(engine *e)
+{
+	int			copied = (int) state_int64(e, STATE_SOURCES_COPIED);
+	List	   *sources = NIL;
+	Datum	   *oids;
+	bool	   *nulls;
+	int			count;
+
+	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SOURCES]), OIDOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &oids, &nulls, &count);
+	/* the next one, as reshard_phase_copy finds it */
+	for (int i = copied; i < count; i++)
+		if (!nulls[i])
+		{
+			sources = list_make1_oid(DatumGetObjectId(oids[i]));
+			break;
+		}
+	snapshot_foreign_partitions(e, foreign_tables(sources));
+	run_routine(e, ROUTINE_PHASE_COPY, 0, 0, 0);
+	return state_int64(e, STATE_SOURCES_COPIED) > count;
+}
+
+/*
+ * Phase copy, one old partition a step; before the first, with
+ * shard_views, the shards start refusing direct writes (a transaction of
+ * its own, before the copy's).
+ */
+bool
+step_copy(engine *e)
+{
+	if (state_int64(e, STATE_SOURCES_COPIED) == 0 && state_bool(e, STATE_SHARD_VIEWS))
+	{
+		arm_shards(e);
+		next_transaction(true);
+	}
+	run_unit(e, unit_copy, true);
+	return false;
+}
+
+/* One round of the catch-up: at most CATCH_UP_ROUND changes of the log applied. */
+static bool
+unit_apply_round(engine *e)
+{
+	apply_log(e, CATCH_UP_ROUND, DT_NOEND);
+	return true;
+}
+
+/*
+ * After a round: whether the catch-up is done, given the changes applied
+ * and waiting before it (waiting_before < 0: not counted).
+ */
+static bool
+caught_up(engine *e, int64 applied_before, int64 waiting_before)
+{
+	return state_int64(e, STATE_CHANGES_APPLIED) - applied_before < CATCH_UP_ENOUGH ||
+		(waiting_before >= 0 && state_int64(e, STATE_CHANGES_WAITING) >= waiting_before);
+}
+
+/* Phase catch up: one round per step, complete when caught_up(). */
+bool
+step_catch_up(engine *e)
+{
+	int64		applied = state_int64(e, STATE_CHANGES_APPLIED);
+	int64		waiting = state_is_null(e, STATE_CHANGES_WAITING) ? -1 : state_int64(e, STATE_CHANGES_WAITING);
+
+	(void) unit_apply_round(e);
+	return caught_up(e, applied, waiting);
+}
+
+/*
+ * Catch-up rounds, each in a transaction of its own, until caught_up():
+ * before a cutover attempt, so that the changes written while the
+ * verification read the table (a time that grows with it) are not left
+ * for the attempt to apply under its lock.
+ */
+void
+catch_up(engine *e)
+{
+	for (int64 waiting = -1;; waiting = state_int64(e, STATE_CHANGES_WAITING))
+	{
+		int64		applied = state_int64(e, STATE_CHANGES_APPLIED);
+
+		run_unit(e, unit_apply_round, false);
+		if (caught_up(e, applied, waiting))
+			break;
+	}
+}
+
+/*
+ * Phase verify, in a REPEATABLE READ transaction: the log applied as its
+ * snapshot sees it, then the tables filled compared with the old
+ * partitions (reshard_phase_verify).
+ */
+bool
+step_verify(engine *e)
+{
+	snapshot_foreign_partitions(e, foreign_tables(state_oids(e, STATE_SOURCES)));
+	apply_log(e, PG_INT64_MAX, DT_NOEND);
+	run_routine(e, ROUTINE_PHASE_VERIFY, 0, 0, 0);
+	return true;
+}
+
+/*
+ * reshard_phase_finish: the first call validates (no lock that stops
+ * writers), the last does the rest (the table's own foreign keys added to
+ * the new parent: a short SHARE ROW EXCLUSIVE, waited for at most the
+ * budget); complete after the last.
+ */
+static bool
+unit_finish(engine *e)
+{
+	bool		last = state_is_null(e, STATE_VALIDATE);
+
+	if (last)
+		set_lock_timeout(e->budget_ms);
+	run_routine(e, ROUTINE_PHASE_FINISH, 0, 0, 0);
+	if (last && !state_is_null(e, STATE_SHARD_OPTIONS))
+		shard_views(e, "drop");
+	return last;
+}
+
+/*
+ * Phase finish, in transactions of its own: with shard_views, the shards
+ * cleaned and restored; the validations (not done again after an
+ * interruption); then the rest.
+ */
+bool
+step_finish(engine *e)
+{
+	finish_shards(e);
+	if (!state_is_null(e, STATE_VALIDATE))
+		run_unit(e, unit_finish, true);
+	with_lock_retries(e, unit_finish, true, "finish the resharding");
+	return false;
+}
+
+/*
+ * Phase undo, before the cutover: the guard of the new partition dropped,
+ * then the engine's tables (reshard_phase_undo; the log first: the capture
+ * triggers whose log is gone capture nothing), each waited for at most the
+ * budget.  Then the capture triggers on the old partitions, of those that
+ * can be locked at once: a transaction that reads the table may hold one for
+ * long, and the undo waits for nobody; what is left is dropped by the next
+ * resharding of the table or by reshard_abort.  With shard_views, the
+ * foreign partitions are pointed back first and the shards' objects
+ * dropped last.
+ */
+bool
+step_undo(engine *e)
+{
+	table_owner_context owner;
+	Oid			partition = state_oid(e, STATE_PARTITION);
+	List	   *sources = state_oids(e, STATE_SOURCES);
+	bool		views = !state_is_null(e, STATE_SHARD_OPTIONS);
+	ListCell   *cell;
+
+	set_lock_timeout(e->budget_ms);
+	table_owner_enter(e->parent, &owner);
+	if (!list_member_oid(sources, partition))
+		(void) stop_triggers(e, partition);
+
+	/*
+	 * After a cutover attempt the undo may add rows back to shards from
+	 * their copies: it locks out the writers through the table first (the
+	 * table before its partitions, as they lock them), then brings the
+	 * copies up to date, so that no delete committed in between is undone.
+	 * With shard_views, the foreign partitions pointed at the shards' views
+	 * are pointed back (ACCESS EXCLUSIVE).
+	 */
+	if (e->cutover_committing || views)
+		lock_relations(lcons_oid(e->parent, list_copy(sources)), ShareRowExclusiveLock);
+	if (views)
+		lock_relations(shard_view_sources(e), AccessExclusiveLock);
+	table_owner_leave(&owner);
+	if (views)
+	{
+		/* the rows poured into shards deleted while they are still hidden */
+		shard_views(e, "unpour");
+		shard_views(e, "restore");
+	}
+	if (e->cutover_committing && state_int64(e, STATE_SOURCES_COPIED) > state_array_length(e, STATE_SOURCES))
+		apply_log(e, PG_INT64_MAX, DT_NOEND);
+	run_routine(e, ROUTINE_PHASE_UNDO, 1, BoolGetDatum(e->cutover_committing), 0);
+	table_owner_enter(e->parent, &owner);
+	foreach(cell, sources)
+	{
+		if (ConditionalLockRelationOid(lfirst_oid(cell), AccessExclusiveLock))
+			(void) stop_triggers(e, lfirst_oid(cell));
+		else
+			ereport(WARNING,
+					(errmsg("the resharding's trigger on %s is left, inactive: another transaction holds the table",
+							relation_name(lfirst_oid(cell))),
+					 errhint("The next resharding of %s drops it, or reshard_abort once that transaction ended.",
+							 relation_name(e->parent))));
+	}
+	table_owner_leave(&owner);
+	/* last: the foreign partitions no longer use them */
+	if (views)
+		shard_views(e, "drop");
+	return true;
+}
+
+/* After an undo (reshard_abort): the engine's triggers it left on the old partitions, dropped. */
+bool
+step_sweep(engine *e)
+{
+	table_owner_context owner;
+	ListCell   *cell;
+
+	set_lock_timeout(e->budget_ms);
+	table_owner_enter(e->parent, &owner);
+	foreach(cell, state_oids(e, STATE_SOURCES))
+		e->triggers_swept += stop_triggers(e, lfirst_oid(cell));
+	table_owner_leave(&owner);
+	return true;
+}

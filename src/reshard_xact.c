@@ -1,0 +1,243 @@
+/*
+ * src/reshard_xact.c
+ *		The resharding engine's transactions, subtransactions and lock waits
+ *		(reshard_engine.h).
+ *
+ * Every step runs in transactions of its own and commits its work together
+ * with the state row it leads to, so that a resharding cut short anywhere
+ * is continued by the next step from the state row.  A unit of work runs in
+ * a subtransaction, so that a failed one is rolled back with the state row
+ * it changed, and tried again where its failure was a lock it could not get
+ * within the budget.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/wait_event.h"
+
+#include "compat.h"
+#include "reshard_capture.h"
+#include "reshard_engine.h"
+
+/* Commits; the next transaction runs at that isolation level. */
+void
+next_transaction(bool repeatable_read)
+{
+	SPI_commit();
+	(void) set_config_option("transaction_isolation", repeatable_read ? "repeatable read" : "read committed",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SET, true, 0, false);
+}
+
+/*
+ * lock_timeout for the rest of the transaction, in milliseconds; and
+ * deadlock_timeout half of it: PostgreSQL cancels an autovacuum that holds
+ * a lock one waits for only when that wait reaches deadlock_timeout (1 s by
+ * default: longer than the default budget, and autovacuum is likely on
+ * tables a resharding has just rewritten).
+ */
+void
+set_lock_timeout(int ms)
+{
+	(void) set_config_option("lock_timeout", psprintf("%d", Max(ms, 1)),
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+	(void) set_config_option("deadlock_timeout", psprintf("%d", Max(ms / 2, 1)),
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/*
+ * Runs unit in a subtransaction.  Returns NULL when it succeeded (and
+ * *complete, what it returned); else the subtransaction is rolled back
+ * (with what unit did and the state row it changed) and the error is
+ * returned, copied into the call's memory.
+ */
+ErrorData *
+try_unit(engine *e, engine_unit unit, bool *complete)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bool		has_state = e->has_state;
+	reshard_phase phase = e->phase;
+	Datum		values[STATE_COLUMNS];
+	bool		nulls[STATE_COLUMNS];
+	ErrorData  *error = NULL;
+
+	memcpy(values, e->values, sizeof(values));
+	memcpy(nulls, e->nulls, sizeof(nulls));
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(context);
+	PG_TRY();
+	{
+		bool		done = unit(e);
+
+		if (complete != NULL)
+			*complete = done;
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		reshard_engine_writing = false;
+		MemoryContextSwitchTo(e->memory);
+		error = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		memcpy(e->values, values, sizeof(values));
+		memcpy(e->nulls, nulls, sizeof(nulls));
+		e->has_state = has_state;
+		e->phase = phase;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	CurrentResourceOwner = owner;
+	return error;
+}
+
+/* Waits about ms milliseconds (more or less, at random), or until cancelled. */
+void
+back_off(int ms)
+{
+	long		wait = ms / 2 + (long) (pg_prng_double(&pg_global_prng_state) * ms);
+
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Max(wait, 1), PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* Whether error is a lock not had within the budget (or a deadlock, which ends a wait the same way). */
+static bool
+is_lock_failure(ErrorData *error)
+{
+	return error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || error->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED;
+}
+
+/*
+ * Runs unit (which takes locks waiting at most the budget) up to
+ * e->attempts times while it fails to get a lock; then, if advance and unit
+ * says its phase is complete, the state row enters the next phase; it is
+ * saved, and all is committed.  what says what the locks are for, in the
+ * error.
+ */
+void
+with_lock_retries(engine *e, engine_unit unit, bool advance, const char *what)
+{
+	bool		complete = false;
+
+	for (int attempt = 1;; attempt++)
+	{
+		ErrorData  *error = try_unit(e, unit, &complete);
+
+		if (error == NULL)
+			break;
+		if (!is_lock_failure(error))
+			ReThrowError(error);
+		if (attempt >= e->attempts)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not lock the partitions of %s to %s within %d ms in %d attempts",
+							relation_name(e->parent), what, e->budget_ms, e->attempts),
+					 errdetail("The last attempt: %s.", error->message),
+					 errhint("Another transaction holds them; see pg_locks.")));
+		back_off(e->budget_ms);
+	}
+	if (advance && complete)
+		set_phase(e, next_phase(e->phase));
+	save_state(e);
+	SPI_commit();
+}
+
+/*
+ * Runs unit as try_unit does, its error raised again; then, if advance and
+ * unit says its phase is complete, the state row enters the next phase; it
+ * is saved, and all is committed.
+ */
+void
+run_unit(engine *e, engine_unit unit, bool advance)
+{
+	bool		complete = false;
+	ErrorData  *error = try_unit(e, unit, &complete);
+
+	if (error != NULL)
+		ReThrowError(error);
+	if (advance && complete)
+		set_phase(e, next_phase(e->phase));
+	save_state(e);
+	next_transaction(false);
+}
+
+/*
+ * Locks relations in the order given, each wait at most lock_timeout (LOCK
+ * TABLE cannot lock a foreign table on PostgreSQL 15).
+ */
+void
+lock_relations(List *relations, LOCKMODE mode)
+{
+	ListCell   *cell;
+
+	foreach(cell, relations)
+		LockRelationOid(lfirst_oid(cell), mode);
+}
+
+/*
+ * Locks e->locking in e->lock_mode, each wait at most the budget
+ * (deadlock_timeout half of it: a deadlock with a writer ends this wait,
+ * not the writer's); the settings are back as they were after.
+ */
+static bool
+unit_lock(engine *e)
+{
+	int			nest_level = NewGUCNestLevel();
+
+	set_lock_timeout(e->budget_ms);
+	lock_relations(e->locking, e->lock_mode);
+	AtEOXact_GUC(false, nest_level);
+	return true;
+}
+
+/*
+ * Locks relations in the order given, in a transaction that has taken no
+ * snapshot yet and must not take one before: a wait that times out or ends
+ * in a deadlock releases what was taken and is one failed attempt of at
+ * most e->attempts, after a pause.  what says what the locks are for.
+ */
+void
+lock_with_retries(engine *e, List *relations, LOCKMODE mode, const char *what)
+{
+	e->locking = relations;
+	e->lock_mode = mode;
+	for (int attempt = 1;; attempt++)
+	{
+		ErrorData  *error = try_unit(e, unit_lock, NULL);
+
+		if (error == NULL)
+			break;
+		if (!is_lock_failure(error))
+			ReThrowError(error);
+		if (attempt >= e->attempts)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not lock the %s within %d ms in %d attempts", what, e->budget_ms, e->attempts),
+					 errdetail("The last attempt: %s.", error->message),
+					 errhint("Another transaction holds them; see pg_locks.")));
+		back_off(e->budget_ms);
+	}
+	e->locking = NIL;
+}
+
+/* Drops the engine's triggers from relation (if it still exists); returns how many. */
+int
+stop_triggers(engine *e, Oid relation)
+{
+	Oid			functions[2] = {routine_oid(e, ROUTINE_CAPTURE_TRIGGER), routine_oid(e, ROUTINE_GUARD_TRIGGER)};
+
+	if (get_rel_relkind(relation) == '\0')
+		return 0;
+	return reshard_triggers_stop(relation, functions, lengthof(functions));
+}
