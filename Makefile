@@ -117,6 +117,7 @@ REGRESS = \
 	reshard_constraints \
 	reshard_takeover \
 	reshard_engine \
+	reshard_settings \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

@@ -243,6 +243,7 @@ step_cutover(engine *e)
 	}
 	set_phase(e, next_phase(e->phase));
 	save_state(e);
+	claim_new_parent(e);
 	/* a failure now may leave the work done on some shards: the undo sees this flag */
 	e->cutover_committing = true;
 	next_transaction(false);

@@ -130,7 +130,7 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 				 errmsg("cutover_attempts must be between 1 and 1000, not %d", attempts)));
 	e->attempts = attempts;
 	e->parent = parent;
-	e->claimed = false;
+	e->claims = NIL;
 	e->triggers_swept = 0;
 	e->cutover_committing = false;
 	e->has_state = false;
@@ -146,6 +146,7 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 	SPI_connect_ext(e->atomic ? 0 : SPI_OPT_NONATOMIC);
 	e->memory = CurrentMemoryContext;
 	state_open(e);
+	settle_session_settings(e);
 }
 
 /* The table relation is a partition of, or InvalidOid. */

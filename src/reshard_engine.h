@@ -127,7 +127,7 @@ typedef struct engine
 	MemoryContext memory;		/* survives the call's commits */
 	int			budget_ms;		/* of a cutover attempt, and of each lock wait */
 	int			attempts;		/* of the cutover and of each lock */
-	bool		claimed;
+	List	   *claims;			/* the tables whose resharding this backend claimed (in memory) */
 	bool		atomic;			/* called in a transaction block: no commits */
 	int			triggers_swept; /* left by an undone resharding, dropped (step_sweep) */
 	bool		cutover_committing; /* the COMMIT of the cutover is under way (or failed) */
@@ -181,10 +181,13 @@ extern void run_routine(engine *e, routine_id routine, int nargs, Datum arg1, Da
 extern void apply_log(engine *e, int64 max_changes, TimestampTz deadline);
 extern void claim(engine *e);
 extern void unclaim(engine *e);
+extern void claim_new_parent(engine *e);
 extern void follow_new_parent(engine *e);
 extern char *relation_name(Oid relation);
 
 /* reshard_xact.c: transactions and locks */
+extern void settle_session_settings(engine *e);
+extern void commit_transaction(void);
 extern void next_transaction(bool repeatable_read);
 extern void set_lock_timeout(int ms);
 extern ErrorData *try_unit(engine *e, engine_unit unit, bool *complete);

@@ -522,43 +522,69 @@ claim_tag(Oid parent)
 	return tag;
 }
 
+/* This backend runs the resharding of table, or an error says who does. */
+static void
+claim_table(engine *e, Oid table)
+{
+	LOCKTAG		tag = claim_tag(table);
+	MemoryContext old;
+
+	if (list_member_oid(e->claims, table))
+		return;
+	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("table %s is being resharded by another backend", relation_name(table)),
+				 errhint("See reshard_progress.")));
+	old = MemoryContextSwitchTo(e->memory);
+	e->claims = lappend_oid(e->claims, table);
+	MemoryContextSwitchTo(old);
+}
+
 /* This backend runs the resharding of e->parent, or an error says who does. */
 void
 claim(engine *e)
 {
-	LOCKTAG		tag = claim_tag(e->parent);
-
-	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("table %s is being resharded by another backend", relation_name(e->parent)),
-				 errhint("See reshard_progress.")));
-	e->claimed = true;
+	claim_table(e, e->parent);
 }
 
+/* Every claim of this call released. */
 void
 unclaim(engine *e)
 {
-	LOCKTAG		tag = claim_tag(e->parent);
+	ListCell   *cell;
 
-	if (e->claimed)
+	foreach(cell, e->claims)
+	{
+		LOCKTAG		tag = claim_tag(lfirst_oid(cell));
+
 		LockRelease(&tag, ExclusiveLock, true);
-	e->claimed = false;
+	}
+	e->claims = NIL;
 }
 
-/* After the cutover committed, the state is the new parent's: so is the claim. */
+/*
+ * Before the cutover commits: the new parent, whose OID the state row will
+ * have, claimed too, so that no other backend can take the resharding over
+ * between the commit and follow_new_parent.
+ */
+void
+claim_new_parent(engine *e)
+{
+	claim_table(e, state_oid(e, STATE_PARENT));
+}
+
+/* After the cutover committed, the state is the new parent's: so is the claim (claim_new_parent). */
 void
 follow_new_parent(engine *e)
 {
-	Oid			old = e->parent;
 	Oid			parent = state_oid(e, STATE_PARENT);
+	LOCKTAG		tag = claim_tag(e->parent);
 
-	if (parent == old)
+	if (parent == e->parent)
 		return;
+	Assert(list_member_oid(e->claims, parent));
+	LockRelease(&tag, ExclusiveLock, true);
+	e->claims = list_delete_oid(e->claims, e->parent);
 	e->parent = parent;
-	claim(e);
-	e->parent = old;
-	unclaim(e);
-	e->parent = parent;
-	e->claimed = true;
 }

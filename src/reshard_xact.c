@@ -13,26 +13,89 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "common/pg_prng.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/timeout.h"
 #include "utils/wait_event.h"
 
 #include "compat.h"
 #include "reshard_capture.h"
 #include "reshard_engine.h"
 
+#if PG_VERSION_NUM >= 170000
+/* transaction_timeout, set for the role, the database or the server, does not apply to the call's transactions. */
+static bool ignore_transaction_timeout = false;
+#endif
+
+/* Commits; the next transaction starts. */
+void
+commit_transaction(void)
+{
+	SPI_commit();
+#if PG_VERSION_NUM >= 170000
+	if (ignore_transaction_timeout && get_timeout_active(TRANSACTION_TIMEOUT))
+		disable_timeout(TRANSACTION_TIMEOUT, false);
+#endif
+}
+
+/* Whether the session set setting itself (SET, or the client's options at connection). */
+static bool
+set_by_session(const char *setting)
+{
+	Oid			type = TEXTOID;
+	Datum		arg = CStringGetTextDatum(setting);
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT source IN ('session', 'client') FROM pg_catalog.pg_settings WHERE name = $1",
+							  1, &type, &arg, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		return true;
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
+ * The caller's settings that would fail a call late, dealt with before it
+ * starts.  A session whose transactions are read-only is refused at once.
+ * A statement_timeout (and on PostgreSQL 17 on, a transaction_timeout) set
+ * for the role, the database or the server does not apply to the call, as
+ * it does not to the maintenance commands a DBA runs by hand once he set it
+ * to 0: the call's own waits are bounded by its budget, and it stops on a
+ * cancel; one the session set itself is the caller's limit, and is kept.
+ */
+void
+settle_session_settings(engine *e)
+{
+	if (XactReadOnly || DefaultXactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot reshard %s in a read-only transaction", relation_name(e->parent)),
+				 errdetail(DefaultXactReadOnly
+						   ? "default_transaction_read_only is on (for the session, the role or the database)."
+						   : "The transaction that calls it is read-only."),
+				 errhint("SET default_transaction_read_only = off, then call it again.")));
+	if (StatementTimeout > 0 && !set_by_session("statement_timeout") && get_timeout_active(STATEMENT_TIMEOUT))
+		disable_timeout(STATEMENT_TIMEOUT, false);
+#if PG_VERSION_NUM >= 170000
+	ignore_transaction_timeout = TransactionTimeout > 0 && !set_by_session("transaction_timeout");
+	if (ignore_transaction_timeout && get_timeout_active(TRANSACTION_TIMEOUT))
+		disable_timeout(TRANSACTION_TIMEOUT, false);
+#endif
+}
+
 /* Commits; the next transaction runs at that isolation level. */
 void
 next_transaction(bool repeatable_read)
 {
-	SPI_commit();
+	commit_transaction();
 	(void) set_config_option("transaction_isolation", repeatable_read ? "repeatable read" : "read committed",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SET, true, 0, false);
 }
@@ -150,7 +213,7 @@ with_lock_retries(engine *e, engine_unit unit, bool advance, const char *what)
 	if (advance && complete)
 		set_phase(e, next_phase(e->phase));
 	save_state(e);
-	SPI_commit();
+	commit_transaction();
 }
 
 /*

@@ -34,6 +34,7 @@
 CREATE FUNCTION reshard_phase_cutover(s reshard_state, takeover text[]) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
+SET default_tablespace = ''   -- (the tables it makes go where the ones they copy are)
 AS $function$
 DECLARE
     r record;

@@ -16,6 +16,7 @@
 CREATE FUNCTION reshard_phase_setup(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
+SET default_tablespace = ''   -- (the tables it makes go where the ones they copy are)
 AS $function$
 DECLARE
     schema_name name;
