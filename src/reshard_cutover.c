@@ -237,7 +237,7 @@ step_cutover(engine *e)
 					 errmsg("could not cut %s over within %d ms in %d attempts",
 							relation_name(e->parent), e->budget_ms, e->attempts),
 					 errdetail("The last attempt: %s.", error->message),
-					 errhint("Call it again when fewer or shorter transactions write to the table, or with a larger cutover_budget or more cutover_attempts.")));
+					 errhint("%s", out_of_attempts(e, "Fewer or shorter transactions writing to the table, a larger cutover_budget or more cutover_attempts let it through."))));
 		back_off(e->budget_ms);
 		catch_up(e);
 	}

@@ -133,6 +133,7 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 	e->claims = NIL;
 	e->triggers_swept = 0;
 	e->cutover_committing = false;
+	e->keep_work = false;
 	e->has_state = false;
 	e->locking = NIL;
 	if (get_rel_relkind(parent) == '\0')
@@ -169,6 +170,18 @@ refuse_atomic(engine *e)
 }
 
 /*
+ * Whether an interrupted resharding was cut short in a cutover attempt (its
+ * COMMIT may have been done on some shards): attempts counted, and no error
+ * recorded (a call that ran out of attempts records its error and keeps its
+ * work; one cut short in the COMMIT records none).
+ */
+static bool
+cut_short_in_cutover(engine *e)
+{
+	return e->phase == PHASE_CUTOVER && state_int64(e, STATE_CUTOVER_ATTEMPTS) > 0 && state_is_null(e, STATE_ERROR);
+}
+
+/*
  * The state row of a new resharding (after the checks), or the one of an
  * interrupted resharding of the same table with the same arguments.  In a
  * transaction block, only the checks run (their errors say more than the
@@ -192,8 +205,7 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 								phase_name(e->phase)),
 						 errhint("Call it again with the same arguments to finish it, or undo it with reshard_abort.")));
 			refuse_atomic(e);
-			/* cut short in a cutover attempt: its COMMIT may have been done on some shards */
-			e->cutover_committing = e->phase == PHASE_CUTOVER && state_int64(e, STATE_CUTOVER_ATTEMPTS) > 0;
+			e->cutover_committing = cut_short_in_cutover(e);
 			/* the error that stopped it is not this call's */
 			set_state_text(e, STATE_ERROR, NULL);
 			save_state(e);
@@ -341,7 +353,8 @@ run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budge
 			if (load_state(&e))
 			{
 				record_error(&e, error);
-				undo_after_error(&e);
+				if (!e.keep_work)
+					undo_after_error(&e);
 			}
 			ReThrowError(error);
 		}
@@ -491,7 +504,7 @@ reshard_abort(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("table %s has no interrupted resharding", relation_name(e.parent))));
 		/* cut short in a cutover attempt: its COMMIT may have been done on some shards */
-		e.cutover_committing = e.phase == PHASE_CUTOVER && state_int64(&e, STATE_CUTOVER_ATTEMPTS) > 0;
+		e.cutover_committing = cut_short_in_cutover(&e);
 		if (ended(e.phase))
 		{
 			/* what an undo could not drop at once */

@@ -131,6 +131,7 @@ typedef struct engine
 	bool		atomic;			/* called in a transaction block: no commits */
 	int			triggers_swept; /* left by an undone resharding, dropped (step_sweep) */
 	bool		cutover_committing; /* the COMMIT of the cutover is under way (or failed) */
+	bool		keep_work;		/* a step ran out of attempts: the call is not undone (out_of_attempts) */
 	List	   *locking;		/* what unit_lock locks, and how */
 	LOCKMODE	lock_mode;
 } engine;
@@ -192,6 +193,7 @@ extern void next_transaction(bool repeatable_read);
 extern void set_lock_timeout(int ms);
 extern ErrorData *try_unit(engine *e, engine_unit unit, bool *complete);
 extern void back_off(int ms);
+extern char *out_of_attempts(engine *e, const char *why);
 extern void with_lock_retries(engine *e, engine_unit unit, bool advance, const char *what);
 extern void run_unit(engine *e, engine_unit unit, bool advance);
 extern void lock_relations(List *relations, LOCKMODE mode);

@@ -174,6 +174,22 @@ back_off(int ms)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/*
+ * A step ran out of attempts: before the cutover commits, the call keeps
+ * what it did (its copies, its log: run() does not undo it), so that
+ * calling again continues from there; returns the hint of the error,
+ * after why.
+ */
+char *
+out_of_attempts(engine *e, const char *why)
+{
+	if (e->phase == PHASE_UNDO)
+		return pstrdup(why);
+	e->keep_work = true;
+	return psprintf("%s Calling it again continues where it stopped (what it copied is kept, and its writes are "
+					"still captured); reshard_abort undoes it.", why);
+}
+
 /* Whether error is a lock not had within the budget (or a deadlock, which ends a wait the same way). */
 static bool
 is_lock_failure(ErrorData *error)
@@ -207,7 +223,7 @@ with_lock_retries(engine *e, engine_unit unit, bool advance, const char *what)
 					 errmsg("could not lock the partitions of %s to %s within %d ms in %d attempts",
 							relation_name(e->parent), what, e->budget_ms, e->attempts),
 					 errdetail("The last attempt: %s.", error->message),
-					 errhint("Another transaction holds them; see pg_locks.")));
+					 errhint("%s", out_of_attempts(e, "Another transaction holds them; see pg_locks."))));
 		back_off(e->budget_ms);
 	}
 	if (advance && complete)
@@ -288,7 +304,7 @@ lock_with_retries(engine *e, List *relations, LOCKMODE mode, const char *what)
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("could not lock the %s within %d ms in %d attempts", what, e->budget_ms, e->attempts),
 					 errdetail("The last attempt: %s.", error->message),
-					 errhint("Another transaction holds them; see pg_locks.")));
+					 errhint("%s", out_of_attempts(e, "Another transaction holds them; see pg_locks."))));
 		back_off(e->budget_ms);
 	}
 	e->locking = NIL;
