@@ -118,6 +118,7 @@ REGRESS = \
 	reshard_takeover \
 	reshard_engine \
 	reshard_settings \
+	reshard_privileges \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

@@ -24,6 +24,7 @@ DECLARE
     source oid;
     target oid;
     b int;
+    r record;
 BEGIN
     SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.oid = s.parent;
@@ -69,6 +70,17 @@ BEGIN
     s.log := format('%I.%I', schema_name, 'reshard_log_' || s.parent)::regclass;
     EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, 'reshard_log_seq_' || s.parent);
     s.log_sequence := format('%I.%I', schema_name, 'reshard_log_seq_' || s.parent)::regclass;
+    -- Nobody but the owner may use what the engine makes: the schema's
+    -- default privileges reach every table its owner creates there, so what
+    -- they granted is revoked in the same transaction (the cutover gives
+    -- the tables that take the old ones' places the old ones' grants).
+    FOR r IN SELECT DISTINCT c.oid, c.relkind, a.grantee
+             FROM pg_class c, aclexplode(c.relacl) AS a
+             WHERE c.oid = ANY (s.shadows || s.new_parent || s.log || s.log_sequence)
+               AND c.oid IS DISTINCT FROM s.partition AND a.grantee <> c.relowner LOOP
+        EXECUTE format('REVOKE ALL ON %s %s FROM %s', CASE r.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END,
+                       r.oid::regclass, CASE r.grantee WHEN 0 THEN 'PUBLIC' ELSE r.grantee::regrole::text END);
+    END LOOP;
     RETURN s;
 END
 $function$;
