@@ -39,60 +39,61 @@ EXTENSION = subsetting
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(srcdir)/$(EXTENSION).control)
 
 # The SQL sources: every routine, type, operator class and view of the
-# current version in one file of sql/src/, in the order the install script
+# current version in one file of src/sql/, in the order the install script
 # creates them (docs/architecture.md, "The SQL sources").
 SQL_SOURCES = \
-	sql/src/consistent_hashing/jumpbackhash.sql \
-	sql/src/consistent_hashing/jumphash.sql \
-	sql/src/consistent_hashing/xxh3_64.sql \
-	sql/src/consistent_hashing/jumpbackanchorhash.sql \
-	sql/src/consistent_hashing/jumpbackanchorhash_state.sql \
-	sql/src/subsets/ringsteady_subset.sql \
-	sql/src/subsets/rocksteadier_subset.sql \
-	sql/src/subsets/baseline_subsets.sql \
-	sql/src/subsets/subset_metrics.sql \
-	sql/src/ring/partition_ring.sql \
-	sql/src/ring/ring_build.sql \
-	sql/src/ring/ring_lookups.sql \
-	sql/src/ring/ring_handoff_nodes.sql \
-	sql/src/ring/ring_inspect.sql \
-	sql/src/partition_hash/operator_classes.sql \
-	sql/src/partition_hash/jumpbackhash_create_operator_classes.sql \
-	sql/src/partition_hash/jumpbackhash_partitioning_problems.sql \
-	sql/src/resharding/sharding_layout.sql \
-	sql/src/resharding/reshard_bucket_sql.sql \
-	sql/src/resharding/sharded_tables.sql \
-	sql/src/resharding/reshard_dry_run.sql \
-	sql/src/resharding/reshard_check.sql \
-	sql/src/resharding/reshard_state.sql \
-	sql/src/resharding/reshard_progress.sql \
-	sql/src/resharding/reshard_capture.sql \
-	sql/src/resharding/reshard_row_image_hash.sql \
-	sql/src/resharding/reshard_phase_plan.sql \
-	sql/src/resharding/reshard_phase_setup.sql \
-	sql/src/resharding/reshard_phase_copy.sql \
-	sql/src/resharding/reshard_phase_apply.sql \
-	sql/src/resharding/reshard_phase_verify.sql \
-	sql/src/resharding/reshard_takeover_sql.sql \
-	sql/src/resharding/reshard_guard.sql \
-	sql/src/resharding/reshard_phase_check.sql \
-	sql/src/resharding/reshard_phase_cutover.sql \
-	sql/src/resharding/reshard_phase_finish.sql \
-	sql/src/resharding/reshard_phase_undo.sql \
-	sql/src/resharding/reshard_phase_shard_views.sql \
-	sql/src/resharding/reshard_engine.sql \
-	sql/src/resharding/reshard_add_partition.sql \
-	sql/src/resharding/reshard_remove_partition.sql \
-	sql/src/resharding/reshard_abort.sql
+	src/sql/consistent_hashing/jumpbackhash.sql \
+	src/sql/consistent_hashing/jumphash.sql \
+	src/sql/consistent_hashing/xxh3_64.sql \
+	src/sql/consistent_hashing/jumpbackanchorhash.sql \
+	src/sql/consistent_hashing/jumpbackanchorhash_state.sql \
+	src/sql/subsets/ringsteady_subset.sql \
+	src/sql/subsets/rocksteadier_subset.sql \
+	src/sql/subsets/baseline_subsets.sql \
+	src/sql/subsets/subset_metrics.sql \
+	src/sql/ring/partition_ring.sql \
+	src/sql/ring/ring_build.sql \
+	src/sql/ring/ring_lookups.sql \
+	src/sql/ring/ring_handoff_nodes.sql \
+	src/sql/ring/ring_inspect.sql \
+	src/sql/partition_hash/operator_classes.sql \
+	src/sql/partition_hash/jumpbackhash_create_operator_classes.sql \
+	src/sql/partition_hash/jumpbackhash_partitioning_problems.sql \
+	src/sql/resharding/sharding_layout.sql \
+	src/sql/resharding/reshard_bucket_sql.sql \
+	src/sql/resharding/sharded_tables.sql \
+	src/sql/resharding/reshard_dry_run.sql \
+	src/sql/resharding/reshard_check.sql \
+	src/sql/resharding/reshard_state.sql \
+	src/sql/resharding/reshard_progress.sql \
+	src/sql/resharding/reshard_capture.sql \
+	src/sql/resharding/reshard_row_image_hash.sql \
+	src/sql/resharding/reshard_phase_plan.sql \
+	src/sql/resharding/reshard_phase_setup.sql \
+	src/sql/resharding/reshard_phase_copy.sql \
+	src/sql/resharding/reshard_phase_apply.sql \
+	src/sql/resharding/reshard_phase_verify.sql \
+	src/sql/resharding/reshard_takeover_sql.sql \
+	src/sql/resharding/reshard_guard.sql \
+	src/sql/resharding/reshard_phase_check.sql \
+	src/sql/resharding/reshard_phase_cutover.sql \
+	src/sql/resharding/reshard_phase_finish.sql \
+	src/sql/resharding/reshard_phase_undo.sql \
+	src/sql/resharding/reshard_phase_shard_views.sql \
+	src/sql/resharding/reshard_engine.sql \
+	src/sql/resharding/reshard_add_partition.sql \
+	src/sql/resharding/reshard_remove_partition.sql \
+	src/sql/resharding/reshard_abort.sql
 
-# Released scripts, never edited; the current version's full script and its
-# update script are assembled from sql/src/.
+# Released scripts (src/sql/released/), never edited; the current version's
+# full script and its update script are assembled from src/sql/ into
+# src/sql/built/.
 DATA = \
-	sql/subsetting--1.0.sql \
-	sql/subsetting--1.0--1.1.sql
+	src/sql/released/subsetting--1.0.sql \
+	src/sql/released/subsetting--1.0--1.1.sql
 DATA_built = \
-	sql/subsetting--$(EXTVERSION).sql \
-	sql/subsetting--1.1--1.2.sql
+	src/sql/built/subsetting--$(EXTVERSION).sql \
+	src/sql/built/subsetting--1.1--1.2.sql
 PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
 
 REGRESS = \
@@ -159,11 +160,13 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-sql/subsetting--$(EXTVERSION).sql: $(SQL_SOURCES) sql/src/assemble
-	sql/src/assemble install $(EXTVERSION) $(SQL_SOURCES) >$@
+src/sql/built/subsetting--$(EXTVERSION).sql: $(SQL_SOURCES) src/sql/assemble
+	@mkdir -p $(@D)
+	src/sql/assemble install $(EXTVERSION) $(SQL_SOURCES) >$@
 
-sql/subsetting--1.1--1.2.sql: sql/src/updates/subsetting--1.1--1.2.sql $(SQL_SOURCES) sql/src/assemble
-	sql/src/assemble update 1.1 1.2 $< >$@
+src/sql/built/subsetting--1.1--1.2.sql: src/sql/updates/subsetting--1.1--1.2.sql.in $(SQL_SOURCES) src/sql/assemble
+	@mkdir -p $(@D)
+	src/sql/assemble update 1.1 1.2 $< >$@
 
 # PGXS knows no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/*.h src/core/*.h)
