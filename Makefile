@@ -100,7 +100,7 @@ REGRESS = \
 	upgrade \
 	ring_upgrade \
 	jump \
-	jumpbackanchorhash \
+	jumpbackanchor \
 	jump_in_tables \
 	keys \
 	reshard \
@@ -112,12 +112,12 @@ REGRESS = \
 	reshard_attacks \
 	reshard_constraints \
 	reshard_takeover \
-	reshard_engine \
+	reshard_engine_phases \
 	partition_hash \
 	ringsteady \
 	rocksteadier \
 	subset_baselines \
-	subset_metrics \
+	subset_measures \
 	ring \
 	ring_errors \
 	ring_cache \
