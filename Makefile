@@ -38,6 +38,13 @@ OBJS = \
 EXTENSION = subsetting
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(srcdir)/$(EXTENSION).control)
 
+# The released versions, oldest first.  A released version's scripts are in
+# src/sql/released/ exactly as released, and installed as they are; only the
+# current version (EXTVERSION), while it is not released, is assembled from
+# the sources.  Releasing: add EXTVERSION here, then `make freeze`
+# (docs/development.md, "Releasing"); test/run-build-tests checks all this.
+RELEASED = 1.0 1.1
+
 # The SQL sources: every routine, type, operator class and view of the
 # current version in one file of src/sql/, in the order the install script
 # creates them (docs/architecture.md, "The SQL sources").
@@ -85,15 +92,18 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_remove_partition.sql \
 	src/sql/resharding/reshard_abort.sql
 
-# Released scripts (src/sql/released/), never edited; the current version's
-# full script and its update script are assembled from src/sql/ into
-# src/sql/built/.
-DATA = \
-	src/sql/released/subsetting--1.0.sql \
-	src/sql/released/subsetting--1.0--1.1.sql
-DATA_built = \
-	src/sql/built/subsetting--$(EXTVERSION).sql \
-	src/sql/built/subsetting--1.1--1.2.sql
+# The scripts the sources make (src/sql/assemble), in SQL_BUILD (gitignored):
+# the full script of the current version, and an update script for each
+# template src/sql/updates/subsetting--FROM--TO.sql.in.  SQL_BUILT: those of
+# the current version.
+SQL_BUILD = src/sql/built
+SQL_UPDATES = $(patsubst src/sql/updates/%.in,$(SQL_BUILD)/%,$(wildcard src/sql/updates/$(EXTENSION)--*--*.sql.in))
+SQL_BUILT = $(SQL_BUILD)/$(EXTENSION)--$(EXTVERSION).sql $(filter %--$(EXTVERSION).sql,$(SQL_UPDATES))
+
+# Installed: every released script, never edited, and while the current
+# version is not released, its scripts as the sources make them.
+DATA = $(sort $(wildcard src/sql/released/$(EXTENSION)--*.sql))
+DATA_built = $(if $(filter $(EXTVERSION),$(RELEASED)),,$(SQL_BUILT))
 PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
 
 REGRESS = \
@@ -156,17 +166,38 @@ PG_CPPFLAGS = -I$(srcdir)/src -DSUBSETTING_VERSION='"$(DISTVERSION)"'
 # Export only what the server looks up by name (src/compat.h says how).
 PG_CFLAGS = -fvisibility=hidden
 
+# `make clean` removes the release archives (make dist) and the assembled
+# scripts too (set before PGXS, which reads it at once).
+EXTRA_CLEAN = $(EXTENSION)-*.zip $(SQL_BUILD)
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-src/sql/built/subsetting--$(EXTVERSION).sql: $(SQL_SOURCES) src/sql/assemble
+$(SQL_BUILD)/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_SOURCES) src/sql/assemble
 	@mkdir -p $(@D)
 	src/sql/assemble install $(EXTVERSION) $(SQL_SOURCES) >$@
 
-src/sql/built/subsetting--1.1--1.2.sql: src/sql/updates/subsetting--1.1--1.2.sql.in $(SQL_SOURCES) src/sql/assemble
+$(SQL_BUILD)/$(EXTENSION)--%.sql: src/sql/updates/$(EXTENSION)--%.sql.in $(SQL_SOURCES) src/sql/assemble
 	@mkdir -p $(@D)
-	src/sql/assemble update 1.1 1.2 $< >$@
+	src/sql/assemble update $(subst --, ,$*) $< >$@
+
+# `make freeze`, when the current version is released (in RELEASED): its
+# scripts as the sources make them, copied into src/sql/released/ to be
+# committed.  A script frozen already stays as it is; if the sources now make
+# it differently, freeze says so and fails.
+freeze: $(SQL_BUILT)
+	@$(if $(filter $(EXTVERSION),$(RELEASED)),:,echo "$(EXTVERSION) is not released: add it to RELEASED first" >&2; exit 1)
+	@for built in $(SQL_BUILT); do \
+		frozen=src/sql/released/$${built##*/}; \
+		if [ ! -e "$$frozen" ]; then cp "$$built" "$$frozen" && echo "froze $$frozen"; \
+		elif cmp -s "$$built" "$$frozen"; then echo "$$frozen is frozen already"; \
+		else echo "$$frozen is frozen already, and the sources now make it differently" >&2; exit 1; fi; \
+	done
+
+# `make print-VARIABLE`: the value of a variable (test/run-build-tests).
+print-%:
+	@echo '$($*)'
 
 # PGXS knows no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/*.h src/core/*.h)
@@ -200,10 +231,10 @@ dist:
 	git -C $(srcdir) archive --format=zip --prefix=$(EXTENSION)-$(DISTVERSION)/ \
 		-o $(abspath $(DIST_DIR))/$(EXTENSION)-$(DISTVERSION).zip HEAD
 
-# `make clean` also removes the C tests' builds and the release archives.
-EXTRA_CLEAN = $(EXTENSION)-*.zip
+# `make clean` also removes the C tests' builds, and (EXTRA_CLEAN, above) the
+# release archives and the assembled scripts.
 clean: clean-core
 clean-core:
 	$(MAKE) -C test clean
 
-.PHONY: check-core bench dist clean-core
+.PHONY: check-core bench dist clean-core freeze
