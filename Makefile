@@ -43,68 +43,79 @@ OBJS = \
 EXTENSION = subsetting
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(srcdir)/$(EXTENSION).control)
 
+# The released versions, oldest first.  A released version's scripts are in
+# src/sql/released/ exactly as released, and installed as they are; only the
+# current version (EXTVERSION), while it is not released, is assembled from
+# the sources.  Releasing: add EXTVERSION here, then `make freeze`
+# (docs/development.md, "Releasing"); test/run-build-tests checks all this.
+RELEASED = 1.0 1.1
+
 # The SQL sources: every routine, type, operator class and view of the
-# current version in one file of sql/src/, in the order the install script
+# current version in one file of src/sql/, in the order the install script
 # creates them (docs/architecture.md, "The SQL sources").
 SQL_SOURCES = \
-	sql/src/consistent_hashing/jumpbackhash.sql \
-	sql/src/consistent_hashing/jumphash.sql \
-	sql/src/consistent_hashing/xxh3_64.sql \
-	sql/src/consistent_hashing/jumpbackanchorhash.sql \
-	sql/src/consistent_hashing/jumpbackanchorhash_state.sql \
-	sql/src/subsets/ringsteady_subset.sql \
-	sql/src/subsets/rocksteadier_subset.sql \
-	sql/src/subsets/baseline_subsets.sql \
-	sql/src/subsets/subset_metrics.sql \
-	sql/src/ring/partition_ring.sql \
-	sql/src/ring/ring_build.sql \
-	sql/src/ring/ring_lookups.sql \
-	sql/src/ring/ring_handoff_nodes.sql \
-	sql/src/ring/ring_inspect.sql \
-	sql/src/partition_hash/operator_classes.sql \
-	sql/src/partition_hash/jumpbackhash_create_operator_classes.sql \
-	sql/src/partition_hash/jumpbackhash_partitioning_problems.sql \
-	sql/src/resharding/sharding_layout.sql \
-	sql/src/resharding/reshard_bucket_sql.sql \
-	sql/src/resharding/sharded_tables.sql \
-	sql/src/resharding/reshard_dry_run.sql \
-	sql/src/resharding/reshard_check.sql \
-	sql/src/resharding/reshard_state.sql \
-	sql/src/resharding/reshard_progress.sql \
-	sql/src/resharding/reshard_capture.sql \
-	sql/src/resharding/reshard_row_image_hash.sql \
-	sql/src/resharding/reshard_phase_plan.sql \
-	sql/src/resharding/reshard_phase_setup.sql \
-	sql/src/resharding/reshard_phase_copy.sql \
-	sql/src/resharding/reshard_phase_apply.sql \
-	sql/src/resharding/reshard_phase_verify.sql \
-	sql/src/resharding/reshard_takeover_sql.sql \
-	sql/src/resharding/reshard_guard.sql \
-	sql/src/resharding/reshard_phase_check.sql \
-	sql/src/resharding/reshard_phase_cutover.sql \
-	sql/src/resharding/reshard_phase_finish.sql \
-	sql/src/resharding/reshard_phase_undo.sql \
-	sql/src/resharding/reshard_phase_shard_views.sql \
-	sql/src/resharding/reshard_engine.sql \
-	sql/src/resharding/reshard_add_partition.sql \
-	sql/src/resharding/reshard_remove_partition.sql \
-	sql/src/resharding/reshard_abort.sql
+	src/sql/consistent_hashing/jumpbackhash.sql \
+	src/sql/consistent_hashing/jumphash.sql \
+	src/sql/consistent_hashing/xxh3_64.sql \
+	src/sql/consistent_hashing/jumpbackanchorhash.sql \
+	src/sql/consistent_hashing/jumpbackanchorhash_state.sql \
+	src/sql/subsets/ringsteady_subset.sql \
+	src/sql/subsets/rocksteadier_subset.sql \
+	src/sql/subsets/baseline_subsets.sql \
+	src/sql/subsets/subset_metrics.sql \
+	src/sql/ring/partition_ring.sql \
+	src/sql/ring/ring_build.sql \
+	src/sql/ring/ring_lookups.sql \
+	src/sql/ring/ring_handoff_nodes.sql \
+	src/sql/ring/ring_inspect.sql \
+	src/sql/partition_hash/operator_classes.sql \
+	src/sql/partition_hash/jumpbackhash_create_operator_classes.sql \
+	src/sql/partition_hash/jumpbackhash_partitioning_problems.sql \
+	src/sql/resharding/sharding_layout.sql \
+	src/sql/resharding/reshard_bucket_sql.sql \
+	src/sql/resharding/sharded_tables.sql \
+	src/sql/resharding/reshard_dry_run.sql \
+	src/sql/resharding/reshard_check.sql \
+	src/sql/resharding/reshard_state.sql \
+	src/sql/resharding/reshard_progress.sql \
+	src/sql/resharding/reshard_capture.sql \
+	src/sql/resharding/reshard_row_image_hash.sql \
+	src/sql/resharding/reshard_phase_plan.sql \
+	src/sql/resharding/reshard_phase_setup.sql \
+	src/sql/resharding/reshard_phase_copy.sql \
+	src/sql/resharding/reshard_phase_apply.sql \
+	src/sql/resharding/reshard_phase_verify.sql \
+	src/sql/resharding/reshard_takeover_sql.sql \
+	src/sql/resharding/reshard_guard.sql \
+	src/sql/resharding/reshard_phase_check.sql \
+	src/sql/resharding/reshard_phase_cutover.sql \
+	src/sql/resharding/reshard_phase_finish.sql \
+	src/sql/resharding/reshard_phase_undo.sql \
+	src/sql/resharding/reshard_phase_shard_views.sql \
+	src/sql/resharding/reshard_engine.sql \
+	src/sql/resharding/reshard_add_partition.sql \
+	src/sql/resharding/reshard_remove_partition.sql \
+	src/sql/resharding/reshard_abort.sql
 
-# Released scripts, never edited; the current version's full script and its
-# update script are assembled from sql/src/.
-DATA = \
-	sql/subsetting--1.0.sql \
-	sql/subsetting--1.0--1.1.sql
-DATA_built = \
-	sql/subsetting--$(EXTVERSION).sql \
-	sql/subsetting--1.1--1.2.sql
+# The scripts the sources make (src/sql/assemble), in SQL_BUILD (gitignored):
+# the full script of the current version, and an update script for each
+# template src/sql/updates/subsetting--FROM--TO.sql.in.  SQL_BUILT: those of
+# the current version.
+SQL_BUILD = src/sql/built
+SQL_UPDATES = $(patsubst src/sql/updates/%.in,$(SQL_BUILD)/%,$(wildcard src/sql/updates/$(EXTENSION)--*--*.sql.in))
+SQL_BUILT = $(SQL_BUILD)/$(EXTENSION)--$(EXTVERSION).sql $(filter %--$(EXTVERSION).sql,$(SQL_UPDATES))
+
+# Installed: every released script, never edited, and while the current
+# version is not released, its scripts as the sources make them.
+DATA = $(sort $(wildcard src/sql/released/$(EXTENSION)--*.sql))
+DATA_built = $(if $(filter $(EXTVERSION),$(RELEASED)),,$(SQL_BUILT))
 PGFILEDESC = "subsetting - consistent hashing, backend subsetting and partition rings"
 
 REGRESS = \
 	upgrade \
 	ring_upgrade \
 	jump \
-	jumpbackanchorhash \
+	jumpbackanchor \
 	jump_in_tables \
 	keys \
 	reshard \
@@ -116,14 +127,14 @@ REGRESS = \
 	reshard_attacks \
 	reshard_constraints \
 	reshard_takeover \
-	reshard_engine \
+	reshard_engine_phases \
 	reshard_settings \
 	reshard_privileges \
 	partition_hash \
 	ringsteady \
 	rocksteadier \
 	subset_baselines \
-	subset_metrics \
+	subset_measures \
 	ring \
 	ring_errors \
 	ring_cache \
@@ -162,15 +173,38 @@ PG_CPPFLAGS = -I$(srcdir)/src -DSUBSETTING_VERSION='"$(DISTVERSION)"'
 # Export only what the server looks up by name (src/compat.h says how).
 PG_CFLAGS = -fvisibility=hidden
 
+# `make clean` removes the release archives (make dist) and the assembled
+# scripts too (set before PGXS, which reads it at once).
+EXTRA_CLEAN = $(EXTENSION)-*.zip $(SQL_BUILD)
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-sql/subsetting--$(EXTVERSION).sql: $(SQL_SOURCES) sql/src/assemble
-	sql/src/assemble install $(EXTVERSION) $(SQL_SOURCES) >$@
+$(SQL_BUILD)/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_SOURCES) src/sql/assemble
+	@mkdir -p $(@D)
+	src/sql/assemble install $(EXTVERSION) $(SQL_SOURCES) >$@
 
-sql/subsetting--1.1--1.2.sql: sql/src/updates/subsetting--1.1--1.2.sql $(SQL_SOURCES) sql/src/assemble
-	sql/src/assemble update 1.1 1.2 $< >$@
+$(SQL_BUILD)/$(EXTENSION)--%.sql: src/sql/updates/$(EXTENSION)--%.sql.in $(SQL_SOURCES) src/sql/assemble
+	@mkdir -p $(@D)
+	src/sql/assemble update $(subst --, ,$*) $< >$@
+
+# `make freeze`, when the current version is released (in RELEASED): its
+# scripts as the sources make them, copied into src/sql/released/ to be
+# committed.  A script frozen already stays as it is; if the sources now make
+# it differently, freeze says so and fails.
+freeze: $(SQL_BUILT)
+	@$(if $(filter $(EXTVERSION),$(RELEASED)),:,echo "$(EXTVERSION) is not released: add it to RELEASED first" >&2; exit 1)
+	@for built in $(SQL_BUILT); do \
+		frozen=src/sql/released/$${built##*/}; \
+		if [ ! -e "$$frozen" ]; then cp "$$built" "$$frozen" && echo "froze $$frozen"; \
+		elif cmp -s "$$built" "$$frozen"; then echo "$$frozen is frozen already"; \
+		else echo "$$frozen is frozen already, and the sources now make it differently" >&2; exit 1; fi; \
+	done
+
+# `make print-VARIABLE`: the value of a variable (test/run-build-tests).
+print-%:
+	@echo '$($*)'
 
 # PGXS knows no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/*.h src/core/*.h)
@@ -199,10 +233,10 @@ dist:
 	git -C $(srcdir) archive --format=zip --prefix=$(EXTENSION)-$(DISTVERSION)/ \
 		-o $(abspath $(DIST_DIR))/$(EXTENSION)-$(DISTVERSION).zip HEAD
 
-# `make clean` also removes the C tests' builds and the release archives.
-EXTRA_CLEAN = $(EXTENSION)-*.zip
+# `make clean` also removes the C tests' builds, and (EXTRA_CLEAN, above) the
+# release archives and the assembled scripts.
 clean: clean-core
 clean-core:
 	$(MAKE) -C test clean
 
-.PHONY: check-core bench dist clean-core
+.PHONY: check-core bench dist clean-core freeze

@@ -223,6 +223,8 @@ END $$;
 SELECT count(*) AS steps, count(*) FILTER (WHERE ok) AS passed FROM random_runs;
 SELECT detail FROM random_runs WHERE NOT ok;
 DROP TABLE random_runs;
+-- (the partitions the runs removed, detached and not dropped)
+DO $$ DECLARE t text; BEGIN FOR t IN SELECT relname FROM pg_class WHERE relname ~ '^random_[0-9]+_[0-9]+$' AND relkind = 'r' LOOP EXECUTE format('DROP TABLE %I', t); END LOOP; END $$;
 RESET client_min_messages;
 
 DROP TABLE users, events, events_2;
@@ -280,3 +282,4 @@ SELECT (SELECT count(*) FROM odd_hash WHERE tableoid <> format('odd_hash_%s', "O
 DROP TABLE odd_hash, odd_hash_2, odd_list, odd_list_2;
 ALTER EXTENSION subsetting SET SCHEMA public;
 DROP SCHEMA "Odd Ext", """Odd Ext""" CASCADE;
+DELETE FROM reshard_state;  -- the state of this test's reshardings (a row stays after the end)

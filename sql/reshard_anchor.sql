@@ -99,5 +99,6 @@ END $$;
 SELECT count(*) AS steps, count(*) FILTER (WHERE ok) AS passed FROM anchor_runs;
 SELECT detail FROM anchor_runs WHERE NOT ok;
 
-DROP TABLE anchor_runs, a, a_1, rnd;
+DROP TABLE anchor_runs, a, a_1, a_3, rnd;
 DO $$ DECLARE t text; BEGIN FOR t IN SELECT relname FROM pg_class WHERE relname ~ '^rnd_(p|new)[0-9]+$' AND relkind = 'r' LOOP EXECUTE format('DROP TABLE %I', t); END LOOP; END $$;
+DELETE FROM reshard_state;  -- the state of this test's reshardings (a row stays after the end)

@@ -623,3 +623,4 @@ DROP TABLE fl, fl_2, fl_before, eve_rows, caller_secret, member_secret;
 DROP OWNED BY regress_eve;
 REVOKE CREATE ON SCHEMA public FROM regress_eve;
 DROP ROLE regress_eve_member, regress_eve;
+DELETE FROM reshard_state;  -- the state of this test's reshardings (a row stays after the end)

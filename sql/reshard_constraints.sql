@@ -52,6 +52,7 @@ SELECT current_setting('server_version_num')::int >= 180000 AS pg18 \gset
 \echo skipped: PostgreSQL 18 features
 DROP TABLE checked;
 DROP FUNCTION rows_of(regclass[]);
+DELETE FROM reshard_state;  -- the state of this test's reshardings (a row stays after the end)
 \quit
 \endif
 
@@ -109,3 +110,4 @@ SELECT * FROM reshard_check('features') ORDER BY bucket;
 DROP TABLE checked, nulls, features, referenced;
 DROP FUNCTION rows_of(regclass[]);
 DROP ROLE regress_reshard_maintainer;
+DELETE FROM reshard_state;  -- the state of this test's reshardings (a row stays after the end)

@@ -179,3 +179,4 @@ DROP PUBLICATION orders_pub, orders_cols;
 DROP TABLE orders, orders_2, tenants;
 REVOKE CREATE ON SCHEMA public FROM regress_meta_owner;
 DROP ROLE regress_meta_owner, regress_meta_reader, regress_meta_writer;
+DELETE FROM reshard_state;  -- the state of this test's reshardings (a row stays after the end)

@@ -215,3 +215,4 @@ DROP FUNCTION public.jumpbackhash(bigint, int, int), public.key_fn(bigint);
 DROP FUNCTION escalate_int(int), escalate_text(), escalate_trigger(), escalate(), record_role();
 REVOKE CREATE ON SCHEMA public FROM regress_alice;
 DROP ROLE regress_alice, regress_mallory;
+DELETE FROM reshard_state;  -- the state of this test's reshardings (a row stays after the end)

@@ -206,3 +206,4 @@ SELECT ring_nodes(ring, NULL::text) IS NULL AS text_null, ring_partition(ring, N
        ring_handoff_nodes(NULL, 'x') IS NULL AS ring_null,
        (SELECT count(*) FROM ring_nodes(ring, NULL::bigint[])) AS batch_rows
 FROM lookup_rings WHERE name = 'small';
+DROP TABLE lookup_rings;

@@ -20,7 +20,7 @@
 #	stop is reported, not checked.
 #
 #	(statement_timeout is tested by pg_regress, in sql/ring_errors.sql and
-#	sql/subset_metrics.sql.)
+#	sql/subset_measures.sql.)
 use strict;
 use warnings FATAL => 'all';
 

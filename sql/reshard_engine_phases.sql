@@ -4,7 +4,7 @@
 -- is undone by reshard_abort, a change of the table meanwhile undoes it at
 -- the cutover, and the caller's settings change nothing.
 SET client_min_messages = warning;
-DELETE FROM reshard_state;  -- (the tests before leave the last resharding of their tables)
+CREATE EXTENSION IF NOT EXISTS subsetting;
 CREATE ROLE reshard_engine_owner;
 CREATE ROLE reshard_engine_reader;
 GRANT CREATE ON SCHEMA public TO reshard_engine_owner;
