@@ -80,18 +80,18 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_progress.sql \
 	src/sql/resharding/reshard_capture.sql \
 	src/sql/resharding/reshard_row_image_hash.sql \
-	src/sql/resharding/reshard_phase_plan.sql \
+	src/sql/resharding/reshard_plan.sql \
 	src/sql/resharding/reshard_phase_setup.sql \
 	src/sql/resharding/reshard_phase_copy.sql \
-	src/sql/resharding/reshard_phase_apply.sql \
+	src/sql/resharding/reshard_apply_log.sql \
 	src/sql/resharding/reshard_phase_verify.sql \
 	src/sql/resharding/reshard_takeover_sql.sql \
 	src/sql/resharding/reshard_guard.sql \
-	src/sql/resharding/reshard_phase_check.sql \
+	src/sql/resharding/reshard_catalog_check.sql \
 	src/sql/resharding/reshard_phase_cutover.sql \
 	src/sql/resharding/reshard_phase_finish.sql \
 	src/sql/resharding/reshard_phase_undo.sql \
-	src/sql/resharding/reshard_phase_shard_views.sql \
+	src/sql/resharding/reshard_shard_views.sql \
 	src/sql/resharding/reshard_engine.sql \
 	src/sql/resharding/reshard_add_partition.sql \
 	src/sql/resharding/reshard_remove_partition.sql \

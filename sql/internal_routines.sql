@@ -15,7 +15,7 @@ SELECT reshard_takeover_sql('pg_class', 'pg_type');
 CALL reshard_engine_run('pg_class', 'add', 'pg_type', '1 s', 1);
 CALL reshard_begin('pg_class', 'add', 'pg_type');
 CALL reshard_step('pg_class');
-SELECT reshard_phase_check(NULL::reshard_state);
+SELECT reshard_catalog_check(NULL::reshard_state);
 SELECT * FROM reshard_state;
 -- what it may run, it runs
 SELECT jumpbackhash(42, 16);

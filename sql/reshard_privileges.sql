@@ -75,7 +75,7 @@ $$;
 SELECT phase FROM reshard_progress;
 SELECT rp_grants() = :'before' AS same_grants;
 
-DROP TABLE rp;
+DROP TABLE rp, rp_made;
 DROP FUNCTION rp_grants();
 DELETE FROM reshard_state;
 ALTER DEFAULT PRIVILEGES FOR ROLE reshard_privileges_owner IN SCHEMA public

@@ -25,7 +25,7 @@
 #include "utils/elog.h"
 #include "utils/palloc.h"
 
-/* The columns of reshard_state (sql/src/resharding/reshard_state.sql), in order: checked when a call begins. */
+/* The columns of reshard_state (src/sql/resharding/reshard_state.sql), in order: checked when a call begins. */
 typedef enum state_column
 {
 	STATE_PARENT,

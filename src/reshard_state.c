@@ -91,17 +91,17 @@ static const struct
 	int			nargs;
 	bool		takes_state;
 }			routines[ROUTINE_COUNT] = {
-	[ROUTINE_PLAN] = {"reshard_phase_plan", 2, true},
-	[ROUTINE_CHECK_CATALOG] = {"reshard_phase_check", 1, true},
+	[ROUTINE_PLAN] = {"reshard_plan", 2, true},
+	[ROUTINE_CHECK_CATALOG] = {"reshard_catalog_check", 1, true},
 	[ROUTINE_PHASE_SETUP] = {"reshard_phase_setup", 1, true},
 	[ROUTINE_PHASE_COPY] = {"reshard_phase_copy", 1, true},
-	[ROUTINE_APPLY_LOG] = {"reshard_phase_apply", 3, true},
+	[ROUTINE_APPLY_LOG] = {"reshard_apply_log", 3, true},
 	[ROUTINE_PHASE_VERIFY] = {"reshard_phase_verify", 1, true},
 	[ROUTINE_TAKEOVER_SQL] = {"reshard_takeover_sql", 2, false},
 	[ROUTINE_PHASE_CUTOVER] = {"reshard_phase_cutover", 2, true},
 	[ROUTINE_PHASE_FINISH] = {"reshard_phase_finish", 1, true},
 	[ROUTINE_PHASE_UNDO] = {"reshard_phase_undo", 2, true},
-	[ROUTINE_SHARD_VIEWS] = {"reshard_phase_shard_views", 3, true},
+	[ROUTINE_SHARD_VIEWS] = {"reshard_shard_views", 3, true},
 	[ROUTINE_CAPTURE_TRIGGER] = {"reshard_capture", 0, false},
 	[ROUTINE_GUARD_TRIGGER] = {"reshard_guard", 0, false},
 };

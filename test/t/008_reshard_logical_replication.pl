@@ -26,7 +26,7 @@
 #	TABLES, FOR TABLES IN SCHEMA of the table's schema or the extension's,
 #	FOR TABLE the new or removed partition): its subscribers would receive
 #	the copies under the engine's table names, and fail.  The engine
-#	refuses both before it copies anything (reshard_phase_check): each kind
+#	refuses both before it copies anything (reshard_catalog_check): each kind
 #	of publication makes the call fail with feature_not_supported, naming
 #	the publications, with what fixes it as hint, and leaves the table as it
 #	was and nothing of the engine's.  The same check at the cutover: a

@@ -1,4 +1,4 @@
--- sql/src/consistent_hashing/jumpbackanchorhash.sql
+-- src/sql/consistent_hashing/jumpbackanchorhash.sql
 --	jumpbackanchorhash(key, buckets, removed) and jumpbackanchorhash(key, state): JumpBackAnchorHash, as hash4j
 
 -- hash4j's ConsistentJumpBackAnchorBucketSetHasher (SplitMix64): JumpBackHash

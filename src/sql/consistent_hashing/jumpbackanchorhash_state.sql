@@ -1,4 +1,4 @@
--- sql/src/consistent_hashing/jumpbackanchorhash_state.sql
+-- src/sql/consistent_hashing/jumpbackanchorhash_state.sql
 --	JumpBackAnchorHash's bucket sets: hash4j's state bytes, addBucket and removeBucket
 
 CREATE FUNCTION jumpbackanchorhash_state(buckets int, removed int[] DEFAULT '{}')

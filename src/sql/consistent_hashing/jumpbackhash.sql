@@ -1,4 +1,4 @@
--- sql/src/consistent_hashing/jumpbackhash.sql
+-- src/sql/consistent_hashing/jumpbackhash.sql
 --	jumpbackhash(key, buckets): JumpBackHash of bigint, text, bytea and uuid keys, as hash4j
 
 CREATE FUNCTION jumpbackhash(key bigint, buckets int)

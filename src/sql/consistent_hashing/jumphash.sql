@@ -1,4 +1,4 @@
--- sql/src/consistent_hashing/jumphash.sql
+-- src/sql/consistent_hashing/jumphash.sql
 --	jumphash(key, buckets): Lamping-Veach jump consistent hash of bigint, text, bytea and uuid keys
 
 CREATE FUNCTION jumphash(key bigint, buckets int)

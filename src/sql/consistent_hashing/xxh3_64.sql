@@ -1,4 +1,4 @@
--- sql/src/consistent_hashing/xxh3_64.sql
+-- src/sql/consistent_hashing/xxh3_64.sql
 --	xxh3_64(key): the stable 64-bit hash of text, bytea and uuid keys
 
 CREATE FUNCTION xxh3_64(key text)

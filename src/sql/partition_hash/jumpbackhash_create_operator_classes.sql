@@ -1,4 +1,4 @@
--- sql/src/partition_hash/jumpbackhash_create_operator_classes.sql
+-- src/sql/partition_hash/jumpbackhash_create_operator_classes.sql
 --	jumpbackhash_create_operator_classes: the classes for another number of buckets (superuser)
 
 CREATE FUNCTION jumpbackhash_create_operator_classes(buckets int)

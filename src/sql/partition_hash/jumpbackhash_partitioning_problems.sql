@@ -1,4 +1,4 @@
--- sql/src/partition_hash/jumpbackhash_partitioning_problems.sql
+-- src/sql/partition_hash/jumpbackhash_partitioning_problems.sql
 --	jumpbackhash_partitioning_problems: what keeps a table from placing rows by JumpBackHash
 
 CREATE FUNCTION jumpbackhash_partitioning_problems(parent regclass)

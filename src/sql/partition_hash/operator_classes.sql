@@ -1,4 +1,4 @@
--- sql/src/partition_hash/operator_classes.sql
+-- src/sql/partition_hash/operator_classes.sql
 --	the hash operator classes jumpbackhash<N>_<type>_ops for N = 1 to 256, and the SQL that creates them
 
 -- For each number of buckets N, six hash operator classes

@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_abort.sql
+-- src/sql/resharding/reshard_abort.sql
 --	reshard_abort: undo an interrupted resharding
 
 CREATE PROCEDURE reshard_abort(parent regclass)

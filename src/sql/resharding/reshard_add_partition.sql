@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_add_partition.sql
+-- src/sql/resharding/reshard_add_partition.sql
 --	reshard_add_partition: grow a sharded table by one bucket
 
 -- The resharding engine (src/reshard_engine.c, docs/resharding.md).

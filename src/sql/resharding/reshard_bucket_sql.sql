@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_bucket_sql.sql
+-- src/sql/resharding/reshard_bucket_sql.sql
 --	reshard_bucket_sql: the SQL expression of a key's bucket (internal)
 
 CREATE FUNCTION reshard_bucket_sql(hash_function text, key text, buckets int, removed int[] DEFAULT '{}')

@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_capture.sql
+-- src/sql/resharding/reshard_capture.sql
 --	reshard_capture: the trigger that logs the writes to an old partition (internal)
 
 -- Internal triggers of the engine call it (they need no privilege on it);

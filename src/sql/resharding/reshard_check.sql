@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_check.sql
+-- src/sql/resharding/reshard_check.sql
 --	reshard_check: the rows in the wrong partition
 
 CREATE FUNCTION reshard_check(parent regclass)

@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_dry_run.sql
+-- src/sql/resharding/reshard_dry_run.sql
 --	reshard_dry_run: what a resharding would move
 
 CREATE FUNCTION reshard_dry_run(parent regclass, buckets int DEFAULT NULL)

@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_engine.sql
+-- src/sql/resharding/reshard_engine.sql
 --	reshard_engine_run, reshard_begin, reshard_step: 1.2's resharding engine (internal)
 
 -- A resharding from the checks to the end, or the continuation of an

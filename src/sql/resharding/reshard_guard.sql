@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_guard.sql
+-- src/sql/resharding/reshard_guard.sql
 --	reshard_guard: the trigger that keeps others from writing to the tables a resharding fills (internal)
 
 -- Internal triggers of the engine call it (they need no privilege on it).

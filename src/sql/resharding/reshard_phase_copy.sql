@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_phase_copy.sql
+-- src/sql/resharding/reshard_phase_copy.sql
 --	reshard_phase_copy: the copy of one old partition into the shadows (internal)
 
 -- As the table's owner, in a REPEATABLE READ transaction: copies the rows of
@@ -41,7 +41,7 @@ BEGIN
                            OR s.operation = 'remove' AND source = s.partition);
         CONTINUE WHEN b + 1 = s.sources_copied AND is_foreign;
         -- Removing with shard_views, a foreign partition's shard hides the
-        -- rows that enter it until the cutover (reshard_phase_shard_views).
+        -- rows that enter it until the cutover (reshard_shard_views).
         IF s.operation = 'remove' AND s.hidden_keys[b + 1] IS NOT NULL THEN
             EXECUTE format('INSERT INTO %s (key) SELECT DISTINCT (%s) FROM ONLY %s WHERE %s = %s',
                            s.hidden_keys[b + 1]::regclass, s.key, source::regclass, s.new_bucket_sql, b);

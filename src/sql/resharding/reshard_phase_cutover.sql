@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_phase_cutover.sql
+-- src/sql/resharding/reshard_phase_cutover.sql
 --	reshard_phase_cutover: the new layout put in the place of the old one (internal)
 
 -- As the table's owner, in the transaction that holds ACCESS EXCLUSIVE on
@@ -28,7 +28,7 @@
 -- an error); the rows that move into one are poured into it from its
 -- incoming table (with shard_views, the rows that leave a shard are not
 -- deleted: the engine points its foreign partition at a view on the shard
--- that leaves them out, reshard_phase_shard_views).  A foreign partition removed must hold exactly the rows
+-- that leaves them out, reshard_shard_views).  A foreign partition removed must hold exactly the rows
 -- copied from it (count, and row-image hashes of the copies found by key).  That work grows with the rows moved to and from shards,
 -- not with the table.
 CREATE FUNCTION reshard_phase_cutover(s reshard_state, takeover text[]) RETURNS reshard_state
@@ -102,7 +102,7 @@ BEGIN
         -- With shard_views, the rows that leave it (adding) are hidden on its
         -- shard instead, and the rows that enter it (removing) are there,
         -- hidden: it is pointed at the view of the rows its bucket has from
-        -- now on (reshard_phase_shard_views).
+        -- now on (reshard_shard_views).
         IF s.hidden_keys[r.bucket + 1] IS NOT NULL THEN
             EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (SET table_name %L)', r.src::regclass,
                            CASE s.operation WHEN 'add' THEN 'reshard_shown_' ELSE 'reshard_all_' END || r.src);

@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_phase_finish.sql
+-- src/sql/resharding/reshard_phase_finish.sql
 --	reshard_phase_finish: what follows the cutover (internal)
 
 -- As the table's owner, after the cutover committed, in two calls, each

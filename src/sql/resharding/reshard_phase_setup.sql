@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_phase_setup.sql
+-- src/sql/resharding/reshard_phase_setup.sql
 --	reshard_phase_setup: the shadows, the new parent and the change log (internal)
 
 -- As the table's owner: for each new bucket whose partition is an old

@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_phase_undo.sql
+-- src/sql/resharding/reshard_phase_undo.sql
 --	reshard_phase_undo: what a resharding made before its cutover, removed (internal)
 
 -- As the table's owner, after the engine dropped the guard of the new

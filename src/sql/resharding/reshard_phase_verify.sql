@@ -1,8 +1,8 @@
--- sql/src/resharding/reshard_phase_verify.sql
+-- src/sql/resharding/reshard_phase_verify.sql
 --	reshard_phase_verify: the shadows compared with the old partitions (internal)
 
 -- As the table's owner, in a REPEATABLE READ transaction, after
--- reshard_phase_apply has applied all of the log that the snapshot sees
+-- reshard_apply_log has applied all of the log that the snapshot sees
 -- (for foreign partitions, the engine took the snapshots of both servers
 -- while no write to them was under way): compares each table filled for a
 -- new bucket with the rows of the old partitions that belong to that bucket

@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_progress.sql
+-- src/sql/resharding/reshard_progress.sql
 --	reshard_progress: how far each resharding is, for every session
 
 -- The backend running a resharding holds a session lock that SQL cannot

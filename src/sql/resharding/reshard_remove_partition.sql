@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_remove_partition.sql
+-- src/sql/resharding/reshard_remove_partition.sql
 --	reshard_remove_partition: shrink a sharded table by one bucket
 
 -- The resharding engine (src/reshard_engine.c, docs/resharding.md).

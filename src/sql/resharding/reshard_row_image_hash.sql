@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_row_image_hash.sql
+-- src/sql/resharding/reshard_row_image_hash.sql
 --	reshard_row_image_hash: a hash of a row's bytes
 
 CREATE FUNCTION reshard_row_image_hash(row_value record) RETURNS bigint

@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_state.sql
+-- src/sql/resharding/reshard_state.sql
 --	reshard_state: one row per resharding, written by the engine (internal)
 
 -- Written only by the engine (src/reshard_engine.c), as this table's owner,
@@ -24,11 +24,11 @@ CREATE TABLE reshard_state (
     new_parent oid,
     log oid,
     log_sequence oid,
-    catalog text[],                      -- what the checks saw (reshard_phase_check)
+    catalog text[],                      -- what the checks saw (reshard_catalog_check)
     validate text[],                     -- foreign keys to validate after the cutover
     foreign_keys text[],                 -- then the parent's own, added again (attaching the partitions')
     analyze_parent boolean,              -- the old parent had planner statistics: the new one is analyzed
-    shard_views boolean NOT NULL DEFAULT false, -- hide the rows leaving shards (reshard_phase_shard_views)
+    shard_views boolean NOT NULL DEFAULT false, -- hide the rows leaving shards (reshard_shard_views)
     shard_options text[],                -- then, by old bucket: each foreign partition's options before
     hidden_keys oid[],                   -- and the foreign table here on the keys hidden on its shard
     phase text NOT NULL CHECK (phase IN ('setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'done',

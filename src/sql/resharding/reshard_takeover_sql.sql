@@ -1,4 +1,4 @@
--- sql/src/resharding/reshard_takeover_sql.sql
+-- src/sql/resharding/reshard_takeover_sql.sql
 --	reshard_takeover_sql: the statements that put a shadow table in the place of the table it replaces (internal)
 
 -- The cutover of 1.2's engine (docs/resharding-engine.md) drops each old

@@ -1,4 +1,4 @@
--- sql/src/resharding/sharded_tables.sql
+-- src/sql/resharding/sharded_tables.sql
 --	the view sharded_tables: every table partitioned by the extension
 
 CREATE VIEW sharded_tables AS

@@ -1,4 +1,4 @@
--- sql/src/resharding/sharding_layout.sql
+-- src/sql/resharding/sharding_layout.sql
 --	sharding_layout: how a table is partitioned by the extension
 
 CREATE FUNCTION sharding_layout(parent regclass)

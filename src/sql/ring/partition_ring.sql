@@ -1,4 +1,4 @@
--- sql/src/ring/partition_ring.sql
+-- src/sql/ring/partition_ring.sql
 --	the partition_ring type and its text and binary I/O
 
 CREATE TYPE partition_ring;

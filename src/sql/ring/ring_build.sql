@@ -1,4 +1,4 @@
--- sql/src/ring/ring_build.sql
+-- src/sql/ring/ring_build.sql
 --	ring_build and ring_rebalance: a partition ring, and the ring for changed nodes
 
 CREATE FUNCTION ring_build(nodes int[], weights float8[], zones int[],

@@ -1,4 +1,4 @@
--- sql/src/ring/ring_handoff_nodes.sql
+-- src/sql/ring/ring_handoff_nodes.sql
 --	ring handoff nodes: the nodes to try when a primary is down, as Swift's get_more_nodes
 
 CREATE FUNCTION ring_partition_handoff_nodes(ring partition_ring, partition int,

@@ -1,4 +1,4 @@
--- sql/src/ring/ring_inspect.sql
+-- src/sql/ring/ring_inspect.sql
 --	what a ring holds and what a change moves: assignments, node statistics, dispersion, summary, moves
 
 CREATE FUNCTION ring_assignments(ring partition_ring,

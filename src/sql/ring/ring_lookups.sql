@@ -1,4 +1,4 @@
--- sql/src/ring/ring_lookups.sql
+-- src/sql/ring/ring_lookups.sql
 --	ring lookups: the partition and the nodes of a key, one or an array, and the nodes of a partition
 
 CREATE FUNCTION ring_partition(ring partition_ring, key bigint)

@@ -1,4 +1,4 @@
--- sql/src/subsets/baseline_subsets.sql
+-- src/sql/subsets/baseline_subsets.sql
 --	the article's baseline subset algorithms: random, round robin, deterministic, consistent
 
 CREATE FUNCTION random_subset(frontend int, backends int, subset_size int, seed bigint DEFAULT 0)

@@ -1,4 +1,4 @@
--- sql/src/subsets/ringsteady_subset.sql
+-- src/sql/subsets/ringsteady_subset.sql
 --	ringsteady_subset: the backends of a frontend by Ringsteady
 
 CREATE FUNCTION ringsteady_subset(frontend int, backends int, subset_size int,

@@ -1,4 +1,4 @@
--- sql/src/subsets/rocksteadier_subset.sql
+-- src/sql/subsets/rocksteadier_subset.sql
 --	rocksteadier_subset: the backends of a frontend by Rocksteadier
 
 CREATE FUNCTION rocksteadier_subset(frontend int, backends int, subset_size int,

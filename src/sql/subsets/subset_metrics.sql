@@ -1,4 +1,4 @@
--- sql/src/subsets/subset_metrics.sql
+-- src/sql/subsets/subset_metrics.sql
 --	the article's properties of a whole job: balance, diversity, churn, spread
 
 CREATE FUNCTION subset_balance(algorithm text, frontends int, backends int, subset_size int,

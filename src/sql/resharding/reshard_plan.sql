@@ -1,5 +1,5 @@
--- sql/src/resharding/reshard_phase_plan.sql
---	reshard_phase_plan: the checks of a resharding, and its state row (internal)
+-- src/sql/resharding/reshard_plan.sql
+--	reshard_plan: the checks of a resharding, and its state row (internal)
 
 -- As the table's owner, in a security-restricted operation (the engine,
 -- src/reshard_engine.c, checked that the caller owns the table or is a
@@ -10,7 +10,7 @@
 -- function or operator in the key that is neither built in nor the
 -- extension's, no code of its own on a partition.  s holds the table
 -- (parent), the partition named (partition) and shard_views, nothing else.
-CREATE FUNCTION reshard_phase_plan(s reshard_state, operation text) RETURNS reshard_state
+CREATE FUNCTION reshard_plan(s reshard_state, operation text) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
@@ -435,7 +435,7 @@ BEGIN
     RETURN s;
 END
 $function$;
-REVOKE ALL ON FUNCTION reshard_phase_plan(reshard_state, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION reshard_plan(reshard_state, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION reshard_phase_plan(reshard_state, text) IS
+COMMENT ON FUNCTION reshard_plan(reshard_state, text) IS
 'resharding: the checks before anything is made, and the state row of a new resharding (internal)';

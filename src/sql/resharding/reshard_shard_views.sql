@@ -1,5 +1,5 @@
--- sql/src/resharding/reshard_phase_shard_views.sql
---	reshard_phase_shard_views: the rows that leave a shard hidden at the
+-- src/sql/resharding/reshard_shard_views.sql
+--	reshard_shard_views: the rows that leave a shard hidden at the
 --	cutover instead of deleted (internal)
 
 -- reshard_add_partition and reshard_remove_partition with shard_views
@@ -59,7 +59,7 @@
 -- is done again; create starts from an empty list of hidden keys (a list
 -- an earlier resharding left would hide rows that stay, and their
 -- deletion after the cutover would delete them).
-CREATE FUNCTION reshard_phase_shard_views(s reshard_state, action text, lock_ms int) RETURNS reshard_state
+CREATE FUNCTION reshard_shard_views(s reshard_state, action text, lock_ms int) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
@@ -265,7 +265,7 @@ BEGIN
     RETURN s;
 END
 $function$;
-REVOKE ALL ON FUNCTION reshard_phase_shard_views(reshard_state, text, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION reshard_shard_views(reshard_state, text, int) FROM PUBLIC;
 
-COMMENT ON FUNCTION reshard_phase_shard_views(reshard_state, text, int) IS
+COMMENT ON FUNCTION reshard_shard_views(reshard_state, text, int) IS
 'resharding with shard_views: the views, hidden keys and triggers on the shards made, used and removed (internal)';

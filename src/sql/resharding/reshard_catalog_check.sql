@@ -1,7 +1,7 @@
--- sql/src/resharding/reshard_phase_check.sql
---	reshard_phase_check: what the checks saw, the same at the cutover (internal)
+-- src/sql/resharding/reshard_catalog_check.sql
+--	reshard_catalog_check: what the checks saw, the same at the cutover (internal)
 
--- As the table's owner.  The first call (after reshard_phase_plan's checks,
+-- As the table's owner.  The first call (after reshard_plan's checks,
 -- before anything is made) records what of the table the checks and the
 -- cutover depend on: its partitions, owners, columns, indexes,
 -- constraints, triggers, rules, policies, row-level security, security
@@ -32,7 +32,7 @@
 -- removed partition's or of the extension's (reshard_state), FOR TABLE the
 -- new or removed partition: its subscribers would receive the copies, or
 -- fail on tables they do not have.
-CREATE FUNCTION reshard_phase_check(s reshard_state) RETURNS reshard_state
+CREATE FUNCTION reshard_catalog_check(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
@@ -180,7 +180,7 @@ BEGIN
     RETURN s;
 END
 $function$;
-REVOKE ALL ON FUNCTION reshard_phase_check(reshard_state) FROM PUBLIC;
+REVOKE ALL ON FUNCTION reshard_catalog_check(reshard_state) FROM PUBLIC;
 
-COMMENT ON FUNCTION reshard_phase_check(reshard_state) IS
+COMMENT ON FUNCTION reshard_catalog_check(reshard_state) IS
 'resharding: records what of the table its checks saw, and at the cutover refuses any change of it (internal)';

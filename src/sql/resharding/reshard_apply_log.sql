@@ -1,5 +1,5 @@
--- sql/src/resharding/reshard_phase_apply.sql
---	reshard_phase_apply: the log applied to the shadows (internal)
+-- src/sql/resharding/reshard_apply_log.sql
+--	reshard_apply_log: the log applied to the shadows (internal)
 
 -- As the table's owner: applies at most max_changes entries of the log
 -- that the transaction's snapshot sees, in the order they were written,
@@ -17,7 +17,7 @@
 -- unchanged.  Past
 -- the deadline, raises SR001 (the cutover's budget is spent: the engine
 -- rolls back and tries again).
-CREATE FUNCTION reshard_phase_apply(s reshard_state, max_changes bigint, deadline timestamptz) RETURNS reshard_state
+CREATE FUNCTION reshard_apply_log(s reshard_state, max_changes bigint, deadline timestamptz) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
@@ -95,7 +95,7 @@ BEGIN
             END IF;
             IF b IS DISTINCT FROM own THEN
                 -- (with shard_views, its key hidden on the shard it leaves,
-                -- adding, or enters, removing: reshard_phase_shard_views)
+                -- adding, or enters, removing: reshard_shard_views)
                 hidden := s.hidden_keys[CASE s.operation WHEN 'add' THEN own ELSE b END + 1];
                 IF hidden IS NOT NULL THEN
                     EXECUTE format('INSERT INTO %s (key) SELECT (%s) FROM %s AS x', hidden::regclass, s.key, log_row)
@@ -119,7 +119,7 @@ BEGIN
     RETURN s;
 END
 $function$;
-REVOKE ALL ON FUNCTION reshard_phase_apply(reshard_state, bigint, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION reshard_apply_log(reshard_state, bigint, timestamptz) FROM PUBLIC;
 
-COMMENT ON FUNCTION reshard_phase_apply(reshard_state, bigint, timestamptz) IS
+COMMENT ON FUNCTION reshard_apply_log(reshard_state, bigint, timestamptz) IS
 'resharding, catch-up: applies the change log to the shadows, checking each delete by row image (internal)';
