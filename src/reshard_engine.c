@@ -181,6 +181,28 @@ cut_short_in_cutover(engine *e)
 	return e->phase == PHASE_CUTOVER && state_int64(e, STATE_CUTOVER_ATTEMPTS) > 0 && state_is_null(e, STATE_ERROR);
 }
 
+static bool undo(engine *e);
+
+/*
+ * Whether a resharding that has not cut over has copied rows into an
+ * unlogged table: a crash since then may have emptied it (crash recovery
+ * resets unlogged tables), and nothing but the verification would see it;
+ * so it is not continued but undone and done again.
+ */
+static bool
+copies_unlogged(engine *e)
+{
+	ListCell   *cell;
+
+	if (e->phase == PHASE_SETUP || e->phase == PHASE_CAPTURE || e->phase == PHASE_FINISH || ended(e->phase) ||
+		e->phase == PHASE_UNDO || (e->phase == PHASE_COPY && state_int64(e, STATE_SOURCES_COPIED) == 0))
+		return false;
+	foreach(cell, state_oids(e, STATE_SHADOWS))
+		if (get_rel_persistence(lfirst_oid(cell)) == RELPERSISTENCE_UNLOGGED)
+			return true;
+	return false;
+}
+
 /*
  * The state row of a new resharding (after the checks), or the one of an
  * interrupted resharding of the same table with the same arguments.  In a
@@ -206,10 +228,17 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 						 errhint("Call it again with the same arguments to finish it, or undo it with reshard_abort.")));
 			refuse_atomic(e);
 			e->cutover_committing = cut_short_in_cutover(e);
-			/* the error that stopped it is not this call's */
-			set_state_text(e, STATE_ERROR, NULL);
-			save_state(e);
-			return true;
+			if (!copies_unlogged(e))
+			{
+				/* the error that stopped it is not this call's */
+				set_state_text(e, STATE_ERROR, NULL);
+				save_state(e);
+				return true;
+			}
+			ereport(NOTICE,
+					(errmsg("the interrupted resharding of %s copied into unlogged tables, which a crash empties: "
+							"it is undone and done again", relation_name(e->parent))));
+			(void) undo(e);
 		}
 		/* Called again after it ended: the same resharding is done already. */
 		if (e->phase == PHASE_DONE && OidIsValid(partition) && same &&

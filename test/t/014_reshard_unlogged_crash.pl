@@ -1,0 +1,85 @@
+# test/t/014_reshard_unlogged_crash.pl
+# suite: unlogged tables and a crash
+#	A crash empties unlogged tables (crash recovery resets them): a
+#	resharding that copied into unlogged tables, interrupted by a crash
+#	before its cutover, must not continue from its state row (its copies may
+#	be gone, and only the verification would see it) but be undone and done
+#	again when it is called again.
+#
+#	One server; a table LIST (jumpbackhash(id, 2)) of 20,000 rows whose
+#	partition of bucket 1 is UNLOGGED, and an UNLOGGED new partition t_2
+#	(so both a shadow and the new partition are unlogged).  For each phase
+#	after the copy and before the cutover commits (catch up, verify,
+#	cutover), the resharding is driven to it step by step (reshard_begin,
+#	reshard_step), the server crashes (immediate stop, start: crash
+#	recovery), and reshard_add_partition is called again.  Checks, each
+#	time: the call says it is done again, ends done, and the table holds
+#	every row it held when it was called (after the crash: crash recovery
+#	empties the unlogged partition t_1 too, as it empties any unlogged
+#	table), each once, in the partition of its bucket; nothing of the
+#	engine is left.  Then the partition is removed again for the next
+#	round.  Nothing checked depends on timing: the steps are driven one by
+#	one, and the crash comes between two of them.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
+
+my $node = new_server('unlogged');
+$node->safe_psql('postgres', q{
+CREATE EXTENSION subsetting;
+CREATE TABLE t (id bigint NOT NULL, v text) PARTITION BY LIST (jumpbackhash(id, 2));
+CREATE TABLE t_0 PARTITION OF t FOR VALUES IN (0);
+CREATE UNLOGGED TABLE t_1 PARTITION OF t FOR VALUES IN (1);
+CREATE UNLOGGED TABLE t_2 (LIKE t INCLUDING ALL);
+INSERT INTO t SELECT i, 'row ' || i FROM generate_series(1, 20000) AS i;
+CREATE TABLE before AS SELECT * FROM t;
+CHECKPOINT;
+});
+
+my $same = q{SELECT (SELECT count(*) FROM (TABLE t EXCEPT ALL TABLE before) AS a)
+                  + (SELECT count(*) FROM (TABLE before EXCEPT ALL TABLE t) AS b)};
+my $misplaced = q{SELECT count(*) FROM t
+                  WHERE tableoid <> format('t_%s', jumpbackhash(id, (SELECT count(*)::int FROM pg_inherits
+                                                                     WHERE inhparent = 't'::regclass)))::regclass};
+
+for my $phase ('catch up', 'verify', 'cutover')
+{
+	# t_1 holds rows again (a crash before emptied it)
+	$node->safe_psql('postgres', q{INSERT INTO t SELECT i, 'row ' || i FROM generate_series(1, 20000) AS i
+	                               WHERE jumpbackhash(i, 2) = 1 AND NOT EXISTS (SELECT FROM t WHERE id = i)});
+	$node->safe_psql('postgres', qq{
+CALL reshard_begin('t', 'add', 't_2');
+DO \$\$
+BEGIN
+    WHILE (SELECT phase FROM reshard_state WHERE parent = 't'::regclass) <> '$phase' LOOP
+        CALL reshard_step('t');
+    END LOOP;
+END
+\$\$;
+});
+	is($node->safe_psql('postgres', "SELECT phase FROM reshard_progress"), $phase, "$phase: the resharding is there");
+	$node->stop('immediate');
+	$node->start;
+	# what the table holds after the crash (its unlogged partition t_1 is
+	# empty now, as PostgreSQL empties any): what the call must keep
+	$node->safe_psql('postgres', 'DROP TABLE before; CREATE TABLE before AS SELECT * FROM t');
+	my ($ret, $out, $err) = $node->psql('postgres', "CALL reshard_add_partition('t', 't_2')");
+	is($ret, 0, "$phase: after the crash, called again, it ends") or diag($err);
+	like($err, qr/copied into unlogged tables, which a crash empties: it is undone and done again/,
+		"$phase: it says it is done again");
+	is($node->safe_psql('postgres', "SELECT phase FROM reshard_progress"), 'done', "$phase: done");
+	is($node->safe_psql('postgres', $same), '0', "$phase: every row of before, each once");
+	is($node->safe_psql('postgres', $misplaced), '0', "$phase: each in the partition of its bucket");
+	is($node->safe_psql('postgres', $ENGINE_LEFTOVERS), 'none', "$phase: nothing of the engine is left");
+	$node->safe_psql('postgres', "CALL reshard_remove_partition('t', 't_2')");
+	is($node->safe_psql('postgres', $same), '0', "$phase: removed again, every row there");
+	$node->safe_psql('postgres', 'CHECKPOINT');
+}
+
+done_testing();
