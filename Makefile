@@ -73,6 +73,7 @@ SQL_SOURCES = \
 	sql/src/resharding/reshard_progress.sql \
 	sql/src/resharding/reshard_capture.sql \
 	sql/src/resharding/reshard_row_image_hash.sql \
+	sql/src/resharding/reshard_expect_phase.sql \
 	sql/src/resharding/reshard_phase_plan.sql \
 	sql/src/resharding/reshard_phase_setup.sql \
 	sql/src/resharding/reshard_phase_copy.sql \

@@ -46,6 +46,7 @@ DROP PROCEDURE reshard_lock(text, boolean);
 \ir ../resharding/reshard_progress.sql
 \ir ../resharding/reshard_capture.sql
 \ir ../resharding/reshard_row_image_hash.sql
+\ir ../resharding/reshard_expect_phase.sql
 \ir ../resharding/reshard_phase_plan.sql
 \ir ../resharding/reshard_phase_setup.sql
 \ir ../resharding/reshard_phase_copy.sql
