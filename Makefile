@@ -118,6 +118,14 @@ REGRESS = \
 	reshard_constraints \
 	reshard_takeover \
 	reshard_engine \
+	engine_setup \
+	engine_capture \
+	engine_copy \
+	engine_catch_up \
+	engine_verify \
+	engine_cutover \
+	engine_finish \
+	engine_undo \
 	partition_hash \
 	ringsteady \
 	rocksteadier \
