@@ -80,6 +80,7 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_progress.sql \
 	src/sql/resharding/reshard_capture.sql \
 	src/sql/resharding/reshard_row_image_hash.sql \
+	src/sql/resharding/reshard_expect_phase.sql \
 	src/sql/resharding/reshard_plan.sql \
 	src/sql/resharding/reshard_phase_setup.sql \
 	src/sql/resharding/reshard_phase_copy.sql \
@@ -128,6 +129,14 @@ REGRESS = \
 	reshard_constraints \
 	reshard_takeover \
 	reshard_engine_phases \
+	engine_setup \
+	engine_capture \
+	engine_copy \
+	engine_catch_up \
+	engine_verify \
+	engine_cutover \
+	engine_finish \
+	engine_undo \
 	reshard_settings \
 	reshard_privileges \
 	partition_hash \

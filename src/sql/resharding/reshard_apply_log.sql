@@ -36,6 +36,9 @@ DECLARE
     hidden oid;
     applied bigint := 0;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['catch up', 'verify', 'cutover', 'undo'];
     -- (The rows are read from the log by the entry's ctid, never held in a
     -- variable: their type is each table's own, and a plan PL/pgSQL keeps
     -- for one table would not do for the next.)

@@ -42,6 +42,9 @@ DECLARE
     changed text;
     hint text;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['setup', 'cutover'];
     rels := ARRAY[s.parent] || ARRAY(SELECT inhrelid FROM pg_inherits WHERE inhparent = s.parent ORDER BY inhrelid)
             || s.partition;
     SELECT CASE WHEN count(*) = 1 THEN 'publication ' ELSE 'publications ' END

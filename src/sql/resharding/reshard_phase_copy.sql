@@ -19,6 +19,9 @@ DECLARE
     n bigint;
     is_foreign boolean;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['copy'];
     IF current_setting('transaction_isolation') <> 'repeatable read' THEN
         RAISE EXCEPTION 'reshard_phase_copy must run in a repeatable read transaction';
     END IF;

@@ -58,6 +58,9 @@ DECLARE
     copied_count bigint;
     copied_sum numeric;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['cutover'];
     SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
     SELECT string_agg('t.' || quote_ident(attname), ', ' ORDER BY attnum),
            string_agg(quote_ident(attname), ', ' ORDER BY attnum) FILTER (WHERE attgenerated = '')

@@ -24,6 +24,9 @@ DECLARE
     r record;
     misplaced bigint;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['finish'];
     IF s.validate IS NOT NULL THEN
         FOREACH statement IN ARRAY s.validate LOOP
             EXECUTE statement;

@@ -26,6 +26,9 @@ DECLARE
     b int;
     r record;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['setup'];
     SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.oid = s.parent;
     s.shadows := array_fill(NULL::oid, ARRAY[s.new_buckets]);

@@ -31,6 +31,9 @@ DECLARE
     insert_cols text;
     n bigint;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['undo'];
     IF NOT EXISTS (SELECT FROM pg_class WHERE oid = s.parent AND relkind = 'p')
        OR EXISTS (SELECT FROM pg_class WHERE oid = s.partition AND relispartition AND s.operation = 'add') THEN
         RAISE EXCEPTION 'the resharding of % has cut over, it cannot be undone', s.parent_name

@@ -31,6 +31,9 @@ DECLARE
     misplaced bigint;
     bound text;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['verify'];
     IF current_setting('transaction_isolation') <> 'repeatable read' THEN
         RAISE EXCEPTION 'reshard_phase_verify must run in a repeatable read transaction';
     END IF;

@@ -33,6 +33,9 @@ DECLARE
     b int;
     i int;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['setup'];
     SELECT n.nspname INTO STRICT ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'subsetting';
     SELECT * INTO STRICT p FROM pg_class WHERE oid = parent;

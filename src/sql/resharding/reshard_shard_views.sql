@@ -76,6 +76,9 @@ DECLARE
     hidden_rows bigint;
     misplaced bigint;
 BEGIN
+    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
+                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+    USING s, ARRAY['setup', 'capture', 'copy', 'finish', 'undo'];
     SELECT quote_ident(n.nspname) INTO dblink FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
     WHERE x.extname = 'dblink';
     IF dblink IS NULL THEN

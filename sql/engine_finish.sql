@@ -1,0 +1,77 @@
+-- Phase finish of the resharding engine (docs/resharding-engine.md,
+-- "Phases"; step_finish in src/reshard_steps.c): after the cutover, the
+-- foreign keys it added NOT VALID are validated (those of other tables to
+-- the table, and the table's own on each partition), the table's own are
+-- added to the new parent, the new parent is analyzed if the old one had
+-- statistics, and the removed partition is emptied; then the resharding is
+-- done, and nothing of the engine's is left.
+\i test/engine_phase_helpers.sql
+
+-- The table refers to another (its own foreign key), and another to it.
+SET ROLE engine_phase_owner;
+CREATE TABLE engine_phase.kinds (v text PRIMARY KEY);
+INSERT INTO engine_phase.kinds SELECT v FROM engine_phase.ep UNION SELECT unnest(ARRAY['new', 'upsert', 'upserted']);
+ALTER TABLE engine_phase.ep ADD CONSTRAINT ep_v_fkey FOREIGN KEY (v) REFERENCES engine_phase.kinds;
+CREATE TABLE engine_phase.child (id bigint PRIMARY KEY REFERENCES engine_phase.ep);
+INSERT INTO engine_phase.child SELECT id FROM engine_phase.ep WHERE id <= 50;
+RESET ROLE;
+ANALYZE engine_phase.ep;
+
+-- The foreign keys of the schema's tables, on which table, whether
+-- inherited from its parent's, and whether validated (not the copies
+-- PostgreSQL keeps of a foreign key for each partition it refers to, whose
+-- convalidated VALIDATE CONSTRAINT leaves as it is).
+CREATE FUNCTION pg_temp.foreign_keys() RETURNS TABLE (on_table text, foreign_key text, inherited boolean, validated boolean)
+LANGUAGE sql AS $$
+    SELECT c.relname::text, k.conname::text, k.conparentid <> 0, k.convalidated
+    FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+    WHERE k.contype = 'f' AND c.relnamespace = 'engine_phase'::regnamespace AND (k.conparentid = 0 OR c.relispartition)
+    ORDER BY c.relname COLLATE "C", k.conname COLLATE "C"
+$$;
+CREATE FUNCTION pg_temp.analyzed() RETURNS boolean LANGUAGE sql AS $$
+    SELECT EXISTS (SELECT FROM pg_statistic WHERE starelid = 'engine_phase.ep'::regclass)
+$$;
+SELECT * FROM pg_temp.foreign_keys();
+
+-- Adding a bucket.  After the cutover: the foreign keys NOT VALID, the
+-- table's own on the partitions only; the new parent not analyzed.
+CALL reshard_begin('engine_phase.ep', 'add', 'engine_phase.ep_3');
+CALL pg_temp.step_to('finish');
+SELECT * FROM pg_temp.foreign_keys();
+SELECT phase, validate IS NOT NULL AS to_validate, foreign_keys IS NOT NULL AS to_add, analyze_parent, pg_temp.analyzed() AS analyzed
+FROM pg_temp.state();
+SELECT pg_temp.write_both() > 0 AS written;
+
+-- One step: phase finish, then done.
+CALL reshard_step('engine_phase.ep');
+SELECT phase, validate IS NULL AS validated, foreign_keys IS NULL AS added, pg_temp.analyzed() AS analyzed FROM pg_temp.state();
+SELECT * FROM pg_temp.foreign_keys();
+SELECT * FROM pg_temp.engine_objects();
+SELECT (SELECT count(*) FROM pg_inherits WHERE inhparent = 'engine_phase.ep'::regclass) AS partitions,
+       pg_temp.differences() AS differences, (SELECT sum(misplaced_rows) FROM reshard_check('engine_phase.ep')) AS misplaced;
+-- The foreign keys hold (foreign_key_violation).
+SELECT pg_temp.sqlstate_of($$INSERT INTO engine_phase.ep VALUES (-1, 'no such kind', 0)$$) AS unknown_kind,
+       pg_temp.sqlstate_of('DELETE FROM engine_phase.ep WHERE id = 1') AS row_referred_to;
+-- A step of a resharding that is done does nothing.
+CALL reshard_step('engine_phase.ep');
+SELECT phase FROM pg_temp.state();
+
+-- The routine of phase finish refuses a NULL state and a state of another phase.
+SELECT * FROM pg_temp.refusals(pg_temp.routine_of('finish'), 'cutover', 'done');
+
+-- Removing the bucket just added: the removed partition, detached at the
+-- cutover with its rows (now in the others), is emptied.
+CALL reshard_begin('engine_phase.ep', 'remove', 'engine_phase.ep_3');
+CALL pg_temp.step_to('finish');
+SELECT relispartition AS attached, count(*) = (SELECT count(*) FROM engine_phase.mirror WHERE jumpbackhash(id, 4) = 3) AS rows_of_bucket_3,
+       pg_temp.analyzed() AS analyzed
+FROM engine_phase.ep_3, pg_class WHERE pg_class.oid = 'engine_phase.ep_3'::regclass GROUP BY 1;
+CALL reshard_step('engine_phase.ep');
+SELECT phase, validate IS NULL AS validated, foreign_keys IS NULL AS added, pg_temp.analyzed() AS analyzed FROM pg_temp.state();
+SELECT count(*) AS rows_left_in_removed_partition FROM engine_phase.ep_3;
+SELECT * FROM pg_temp.foreign_keys();
+SELECT * FROM pg_temp.engine_objects();
+SELECT (SELECT count(*) FROM pg_inherits WHERE inhparent = 'engine_phase.ep'::regclass) AS partitions,
+       pg_temp.differences() AS differences, (SELECT sum(misplaced_rows) FROM reshard_check('engine_phase.ep')) AS misplaced;
+
+CALL pg_temp.engine_phase_drop();
