@@ -139,6 +139,7 @@ REGRESS = \
 	engine_undo \
 	reshard_settings \
 	reshard_privileges \
+	reshard_definition_changes \
 	partition_hash \
 	ringsteady \
 	rocksteadier \

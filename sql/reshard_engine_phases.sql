@@ -98,13 +98,14 @@ SELECT differences(), engine_leftovers(), (SELECT count(*) FROM re_4) AS rows_in
 SELECT DISTINCT buckets FROM sharding_layout('re');
 CALL reshard_abort('re');
 
--- A trigger created on a partition meanwhile: the cutover refuses, the
--- call undoes everything.
+-- A trigger created on a partition meanwhile: the next step refuses,
+-- naming it (and the cutover would too), the call undoes everything.
 CALL reshard_begin('re', 'add', 're_4');
 CALL reshard_step('re');
 CALL reshard_step('re');
 CREATE FUNCTION re_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE TRIGGER re_noop AFTER INSERT ON re_1 FOR EACH ROW EXECUTE FUNCTION re_noop();
+\set VERBOSITY terse
 DO $$
 BEGIN
     LOOP
@@ -113,7 +114,6 @@ BEGIN
     END LOOP;
 END
 $$;
-\set VERBOSITY terse
 CALL reshard_step('re');
 \set VERBOSITY default
 CALL reshard_abort('re');

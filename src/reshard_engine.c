@@ -78,6 +78,14 @@ ended(reshard_phase phase)
 	return phases[phase].step == NULL;
 }
 
+/* The table's definition compared with what the plan saw (reshard_catalog_check). */
+static bool
+unit_check_catalog(engine *e)
+{
+	run_routine(e, ROUTINE_CHECK_CATALOG, 0, 0, 0);
+	return true;
+}
+
 /*
  * Runs the next step of the resharding, in transactions of its own, as the
  * phase table says; false when there is none.
@@ -89,6 +97,12 @@ step(engine *e)
 
 	if (ended(e->phase))
 		return false;
+	/* before the cutover, a change of the table's definition is caught as soon as the next step begins */
+	if (e->phase != PHASE_SETUP && e->phase < PHASE_CUTOVER)
+	{
+		next_transaction(false);
+		run_unit(e, unit_check_catalog, false);
+	}
 	next_transaction(phase->isolation == REPEATABLE_READ);
 	switch (phase->locks)
 	{

@@ -3,14 +3,16 @@
 
 -- As the table's owner.  The first call (after reshard_plan's checks,
 -- before anything is made) records what of the table the checks and the
--- cutover depend on: its partitions, owners, columns, indexes,
--- constraints, triggers, rules, policies, row-level security, security
--- labels, publications, foreign tables' servers and options, and the
--- foreign keys that refer to it.  The call at
--- the cutover, under the lock, compares: anything added, changed or
--- removed meanwhile (a trigger on a partition, a policy, a publication...)
--- is an error (object_not_in_prerequisite_state), which undoes the
--- resharding before it cuts over.  The engine's own index and CHECK on the
+-- cutover depend on: its partitions, owners, columns, their defaults,
+-- indexes, constraints, statistics objects, triggers, rules, policies,
+-- row-level security, security labels, publications, foreign tables'
+-- servers and options, and the foreign keys that refer to it.  The later
+-- calls (before each step, and at the cutover under the lock) compare:
+-- anything added, changed or removed meanwhile (a column, a default, a
+-- trigger on a partition, a policy, a publication...) is an error
+-- (object_not_in_prerequisite_state) that names it, and the resharding is
+-- undone before it cuts over: a change of the table's definition is never
+-- undone by the cutover.  The engine's own index and CHECK on the
 -- new partition are not counted.
 --
 -- Both calls first refuse (feature_not_supported) what the engine cannot
@@ -44,7 +46,7 @@ DECLARE
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-    USING s, ARRAY['setup', 'cutover'];
+    USING s, ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover'];
     rels := ARRAY[s.parent] || ARRAY(SELECT inhrelid FROM pg_inherits WHERE inhparent = s.parent ORDER BY inhrelid)
             || s.partition;
     SELECT CASE WHEN count(*) = 1 THEN 'publication ' ELSE 'publications ' END
@@ -120,6 +122,13 @@ BEGIN
                           CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
                           CASE WHEN a.attgenerated <> '' THEN ' generated' ELSE '' END)
             FROM pg_attribute a WHERE a.attrelid = ANY (rels) AND a.attnum > 0 AND NOT a.attisdropped
+            UNION ALL
+            SELECT format('%s: column %I default %s', d.adrelid::regclass, a.attname, pg_get_expr(d.adbin, d.adrelid))
+            FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+            WHERE d.adrelid = ANY (rels)
+            UNION ALL
+            SELECT format('%s: statistics %s', x.stxrelid::regclass, pg_get_statisticsobjdef(x.oid))
+            FROM pg_statistic_ext x WHERE x.stxrelid = ANY (rels)
             UNION ALL
             SELECT format('%s: index %s', x.indrelid::regclass, pg_get_indexdef(x.indexrelid))
             FROM pg_index x WHERE x.indrelid = ANY (rels)
