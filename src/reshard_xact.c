@@ -198,14 +198,13 @@ is_lock_failure(ErrorData *error)
 }
 
 /*
- * Runs unit (which takes locks waiting at most the budget) up to
- * e->attempts times while it fails to get a lock; then, if advance and unit
- * says its phase is complete, the state row enters the next phase; it is
- * saved, and all is committed.  what says what the locks are for, in the
- * error.
+ * Runs unit (which takes locks, each wait at most the budget) in a
+ * subtransaction, up to e->attempts times while it fails to get a lock (or
+ * deadlocks), a pause between two; returns what unit returned.  what says
+ * what the locks are for, in the error.
  */
-void
-with_lock_retries(engine *e, engine_unit unit, bool advance, const char *what)
+static bool
+retry_while_locked_out(engine *e, engine_unit unit, const char *what)
 {
 	bool		complete = false;
 
@@ -214,19 +213,30 @@ with_lock_retries(engine *e, engine_unit unit, bool advance, const char *what)
 		ErrorData  *error = try_unit(e, unit, &complete);
 
 		if (error == NULL)
-			break;
+			return complete;
 		if (!is_lock_failure(error))
 			ReThrowError(error);
 		if (attempt >= e->attempts)
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not lock the partitions of %s to %s within %d ms in %d attempts",
-							relation_name(e->parent), what, e->budget_ms, e->attempts),
+					 errmsg("could not lock the %s within %d ms in %d attempts", what, e->budget_ms, e->attempts),
 					 errdetail("The last attempt: %s.", error->message),
 					 errhint("%s", out_of_attempts(e, "Another transaction holds them; see pg_locks."))));
 		back_off(e->budget_ms);
 	}
-	if (advance && complete)
+}
+
+/*
+ * Runs unit as retry_while_locked_out does; then, if advance and unit says
+ * its phase is complete, the state row enters the next phase; it is saved,
+ * and all is committed.  what says what the locks of the table's
+ * partitions are for, in the error.
+ */
+void
+with_lock_retries(engine *e, engine_unit unit, bool advance, const char *what)
+{
+	if (retry_while_locked_out(e, unit, psprintf("partitions of %s to %s", relation_name(e->parent), what)) &&
+		advance)
 		set_phase(e, next_phase(e->phase));
 	save_state(e);
 	commit_transaction();
@@ -291,22 +301,7 @@ lock_with_retries(engine *e, List *relations, LOCKMODE mode, const char *what)
 {
 	e->locking = relations;
 	e->lock_mode = mode;
-	for (int attempt = 1;; attempt++)
-	{
-		ErrorData  *error = try_unit(e, unit_lock, NULL);
-
-		if (error == NULL)
-			break;
-		if (!is_lock_failure(error))
-			ReThrowError(error);
-		if (attempt >= e->attempts)
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not lock the %s within %d ms in %d attempts", what, e->budget_ms, e->attempts),
-					 errdetail("The last attempt: %s.", error->message),
-					 errhint("%s", out_of_attempts(e, "Another transaction holds them; see pg_locks."))));
-		back_off(e->budget_ms);
-	}
+	(void) retry_while_locked_out(e, unit_lock, what);
 	e->locking = NIL;
 }
 
