@@ -15,6 +15,7 @@ OBJS = \
 	src/reshard_inspect.o \
 	src/reshard_capture.o \
 	src/reshard_engine.o \
+	src/reshard_phases.o \
 	src/reshard_state.o \
 	src/reshard_xact.o \
 	src/reshard_steps.o \

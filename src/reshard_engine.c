@@ -32,51 +32,12 @@
 #include "reshard_engine.h"
 #include "table_owner.h"
 
-/* A row of the phase table. */
-typedef struct phase_row
-{
-	const char *name;
-	engine_unit step;
-	step_isolation isolation;
-	lock_policy locks;
-	routine_id routine;
-	reshard_phase next;
-} phase_row;
-
-static const phase_row phases[PHASE_COUNT] = {
-#define PHASE(symbol, name, step, isolation, locks, routine, next) [symbol] = {name, step, isolation, locks, routine, next},
+/* The step of each phase (the phase table's column step). */
+static const engine_unit steps[PHASE_COUNT] = {
+#define PHASE(symbol, name, step, isolation, locks, routine, next) [symbol] = step,
 #include "reshard_phases.h"
 #undef PHASE
 };
-
-const char *
-phase_name(reshard_phase phase)
-{
-	return phases[phase].name;
-}
-
-reshard_phase
-phase_from_name(const char *name)
-{
-	for (int phase = 0; phase < PHASE_COUNT; phase++)
-		if (strcmp(phases[phase].name, name) == 0)
-			return (reshard_phase) phase;
-	elog(ERROR, "unknown resharding phase \"%s\"", name);
-	pg_unreachable();
-}
-
-reshard_phase
-next_phase(reshard_phase phase)
-{
-	return phases[phase].next;
-}
-
-/* Whether a resharding in phase has ended (done or aborted: no step). */
-static bool
-ended(reshard_phase phase)
-{
-	return phases[phase].step == NULL;
-}
 
 /* The table's definition compared with what the plan saw (reshard_catalog_check). */
 static bool
@@ -93,9 +54,10 @@ unit_check_catalog(engine *e)
 static bool
 step(engine *e)
 {
-	const phase_row *phase = &phases[e->phase];
+	const phase_row *phase = phase_of(e->phase);
+	engine_unit step = steps[e->phase];
 
-	if (ended(e->phase))
+	if (phase_ended(e->phase))
 		return false;
 	/* before the cutover, a change of the table's definition is caught as soon as the next step begins */
 	if (e->phase != PHASE_SETUP && e->phase < PHASE_CUTOVER)
@@ -107,15 +69,15 @@ step(engine *e)
 	switch (phase->locks)
 	{
 		case LOCKS_NONE:
-			run_unit(e, phase->step, true);
+			run_unit(e, step, true);
 			break;
 		case LOCKS_RETRIED:
-			with_lock_retries(e, phase->step, true, psprintf("run its phase %s", phase->name));
+			with_lock_retries(e, step, true, psprintf("run its phase %s", phase->name));
 			break;
 		case LOCKS_CUTOVER:
 		case LOCKS_OWN:
 			/* its own transactions; the last moves it on */
-			(void) phase->step(e);
+			(void) step(e);
 			break;
 	}
 	return true;
@@ -208,7 +170,7 @@ copies_unlogged(engine *e)
 {
 	ListCell   *cell;
 
-	if (e->phase == PHASE_SETUP || e->phase == PHASE_CAPTURE || e->phase == PHASE_FINISH || ended(e->phase) ||
+	if (e->phase == PHASE_SETUP || e->phase == PHASE_CAPTURE || e->phase == PHASE_FINISH || phase_ended(e->phase) ||
 		e->phase == PHASE_UNDO || (e->phase == PHASE_COPY && state_int64(e, STATE_SOURCES_COPIED) == 0))
 		return false;
 	foreach(cell, state_oids(e, STATE_SHADOWS))
@@ -232,7 +194,7 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 		bool		same = strcmp(state_text(e, STATE_OPERATION), operation) == 0 &&
 			(!OidIsValid(partition) || state_oid(e, STATE_PARTITION) == partition);
 
-		if (!ended(e->phase))
+		if (!phase_ended(e->phase))
 		{
 			if (!same)
 				ereport(ERROR,
@@ -286,7 +248,7 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 static bool
 undo(engine *e)
 {
-	if (e->phase == PHASE_FINISH || ended(e->phase))
+	if (e->phase == PHASE_FINISH || phase_ended(e->phase))
 		return false;
 	set_phase(e, PHASE_UNDO);
 	save_state(e);
@@ -548,7 +510,7 @@ reshard_abort(PG_FUNCTION_ARGS)
 					 errmsg("table %s has no interrupted resharding", relation_name(e.parent))));
 		/* cut short in a cutover attempt: its COMMIT may have been done on some shards */
 		e.cutover_committing = cut_short_in_cutover(&e);
-		if (ended(e.phase))
+		if (phase_ended(e.phase))
 		{
 			/* what an undo could not drop at once */
 			next_transaction(false);
@@ -592,11 +554,6 @@ reshard_phases(PG_FUNCTION_ARGS)
 	static const char *const isolations[] = {[READ_COMMITTED] = "read committed", [REPEATABLE_READ] = "repeatable read"};
 	static const char *const policies[] = {
 		[LOCKS_NONE] = "none", [LOCKS_RETRIED] = "retried", [LOCKS_CUTOVER] = "cutover", [LOCKS_OWN] = "own"};
-	static const char *const steps[PHASE_COUNT] = {
-#define PHASE(symbol, name, step, isolation, locks, routine, next) [symbol] = #step,
-#include "reshard_phases.h"
-#undef PHASE
-	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	engine		e;
 
@@ -607,19 +564,19 @@ reshard_phases(PG_FUNCTION_ARGS)
 	state_open(&e);
 	for (int phase = 0; phase < PHASE_COUNT; phase++)
 	{
-		const phase_row *row = &phases[phase];
+		const phase_row *row = phase_of(phase);
 		Datum		values[7];
 		bool		nulls[7] = {false};
 
 		values[0] = Int32GetDatum(phase + 1);
 		values[1] = CStringGetTextDatum(row->name);
-		nulls[2] = row->step == NULL;
-		values[2] = nulls[2] ? (Datum) 0 : CStringGetTextDatum(steps[phase]);
+		nulls[2] = phase_ended(phase);
+		values[2] = nulls[2] ? (Datum) 0 : CStringGetTextDatum(row->step_name);
 		values[3] = CStringGetTextDatum(isolations[row->isolation]);
 		values[4] = CStringGetTextDatum(policies[row->locks]);
 		nulls[5] = row->routine == ROUTINE_NONE;
 		values[5] = nulls[5] ? (Datum) 0 : ObjectIdGetDatum(routine_oid(&e, row->routine));
-		values[6] = CStringGetTextDatum(phases[row->next].name);
+		values[6] = CStringGetTextDatum(phase_name(row->next));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	SPI_finish();

@@ -6,6 +6,7 @@
  *
  *	reshard_engine.c	the procedures and the driver: a call from its plan to
  *						the end, one step at a time, by the phase table
+ *	reshard_phases.c	the phase table as data, and reshard_phases()
  *	reshard_state.c		the state row (typed access by column number), the
  *						SQL routines (resolved once per call), the claim
  *	reshard_xact.c		transactions, subtransactions and lock waits
@@ -19,6 +20,7 @@
 #ifndef SUBSETTING_RESHARD_ENGINE_H
 #define SUBSETTING_RESHARD_ENGINE_H
 
+#include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 #include "storage/lockdefs.h"
@@ -112,6 +114,17 @@ typedef enum reshard_phase
 	PHASE_COUNT
 } reshard_phase;
 
+/* A row of the phase table, but its step (reshard_phases.c; the driver has the steps). */
+typedef struct phase_row
+{
+	const char *name;			/* the value in reshard_state.phase */
+	const char *step_name;		/* the C function of its step */
+	step_isolation isolation;
+	lock_policy locks;
+	routine_id	routine;
+	reshard_phase next;
+} phase_row;
+
 /* What the steps of one call share, kept across its transactions. */
 typedef struct engine
 {
@@ -150,10 +163,12 @@ extern bool step_finish(engine *e);
 extern bool step_undo(engine *e);
 extern bool step_sweep(engine *e);
 
-/* reshard_engine.c: the phase table */
+/* reshard_phases.c: the phase table */
+extern const phase_row *phase_of(reshard_phase phase);
 extern const char *phase_name(reshard_phase phase);
 extern reshard_phase phase_from_name(const char *name);
 extern reshard_phase next_phase(reshard_phase phase);
+extern bool phase_ended(reshard_phase phase);
 
 /* reshard_steps.c: what more than one step does */
 extern void catch_up(engine *e);
