@@ -5,6 +5,16 @@
 -- the cutover, and the caller's settings change nothing.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS subsetting;
+
+-- The library's phase table (reshard_phases(), src/reshard_phases.h) has
+-- exactly the phases reshard_state's CHECK allows, in the same order; each
+-- phase but the final ones has a step, and goes on to a phase of the table.
+SELECT (SELECT array_agg(phase ORDER BY ordinal) FROM reshard_phases())
+       = ARRAY(SELECT m[1] FROM pg_constraint c, regexp_matches(pg_get_constraintdef(c.oid), '''([a-z ]+)''::text', 'g') AS m
+               WHERE c.conrelid = 'reshard_state'::regclass AND c.contype = 'c'
+                 AND pg_get_constraintdef(c.oid) LIKE '%phase%') AS same_phases,
+       (SELECT bool_and((step IS NULL) = (next = phase)) FROM reshard_phases()) AS steps_but_final,
+       (SELECT bool_and(next IN (SELECT phase FROM reshard_phases())) FROM reshard_phases()) AS next_in_table;
 CREATE ROLE reshard_engine_owner;
 CREATE ROLE reshard_engine_reader;
 GRANT CREATE ON SCHEMA public TO reshard_engine_owner;
