@@ -55,7 +55,7 @@ static bool
 step(engine *e)
 {
 	const phase_row *phase = phase_of(e->phase);
-	engine_unit step = steps[e->phase];
+	engine_unit unit = steps[e->phase];
 
 	if (phase_ended(e->phase))
 		return false;
@@ -69,15 +69,15 @@ step(engine *e)
 	switch (phase->locks)
 	{
 		case LOCKS_NONE:
-			run_unit(e, step, true);
+			run_unit(e, unit, true);
 			break;
 		case LOCKS_RETRIED:
-			with_lock_retries(e, step, true, psprintf("run its phase %s", phase->name));
+			with_lock_retries(e, unit, true, psprintf("run its phase %s", phase->name));
 			break;
 		case LOCKS_CUTOVER:
 		case LOCKS_OWN:
 			/* its own transactions; the last moves it on */
-			(void) step(e);
+			(void) unit(e);
 			break;
 	}
 	return true;
