@@ -189,11 +189,15 @@ sub inactive_triggers_heard
 }
 
 # wait_for_restart(NODE, OFFSET): NODE has restarted after a crash (its log
-# past OFFSET says so) and accepts connections.
+# past OFFSET says so) and accepts connections.  poll_query_until only once
+# the log says it is ready: its psql, refused while the server recovers,
+# may exit before it reads its query from stdin, and IPC::Run then dies of
+# the broken pipe ("ack Broken pipe: write( 16, 'SELECT true' )").
 sub wait_for_restart
 {
 	my ($node, $offset) = @_;
 	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+	$node->wait_for_log(qr/database system is ready to accept connections/, $offset);
 	$node->poll_query_until('postgres', 'SELECT true') or die $node->name . " does not come back";
 	return;
 }
