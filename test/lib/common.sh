@@ -90,6 +90,8 @@ run_exit_commands() {
 	local i
 	trap '' INT TERM HUP	# a second Ctrl-C does not cut the cleaning short
 	pkill -TERM -P "$BASHPID" 2>/dev/null || true
+	# a job (on_exit_as_job): the rest of its process group too
+	[ "${SUBSETTING_JOB_GROUP:-}" != "$BASHPID" ] || kill -TERM -- "-$BASHPID" 2>/dev/null || true
 	for ((i = ${#SUBSETTING_EXIT_COMMANDS[@]} - 1; i >= 0; i--)); do
 		eval "${SUBSETTING_EXIT_COMMANDS[i]}" || true
 	done
@@ -107,6 +109,21 @@ exit_on_interrupt() {
 
 trap run_exit_commands EXIT
 trap exit_on_interrupt INT
+
+# on_exit_as_job
+#	For a subshell started in the background under set -m, so that it leads
+#	a process group of its own (test/run-all-tests runs its suites so): it
+#	cleans up after itself as a script does, with its own on_exit commands
+#	(a subshell inherits the list but not the traps), and when it ends, first
+#	sends SIGTERM to its whole process group (what it runs and what that
+#	runs: make, prove and a TAP test's perl, not only its own children),
+#	then runs them.
+on_exit_as_job() {
+	SUBSETTING_EXIT_COMMANDS=()
+	SUBSETTING_JOB_GROUP=$BASHPID
+	trap run_exit_commands EXIT
+	trap exit_on_interrupt INT
+}
 
 # Runs a command as the postgres OS user when we are root, else as ourselves.
 as_postgres() {

@@ -19,6 +19,8 @@
 #	reshard_check).  Nothing here waits for a time or counts what a process
 #	managed to do in one: the writers on the shards stop when told, at known
 #	points, and the checks are on the rows they were acknowledged.
+#
+# suite: sharding
 use strict;
 use warnings FATAL => 'all';
 

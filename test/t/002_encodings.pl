@@ -6,6 +6,8 @@
 #
 #	The texts of this file are UTF-8 bytes (no "use utf8"), sent as they are
 #	by a psql whose client encoding is UTF-8; the server converts.
+#
+# suite: encodings
 use strict;
 use warnings FATAL => 'all';
 

@@ -7,6 +7,8 @@
 #	and the same answers, with every row in the partition of its bucket, also
 #	when the dump loads the rows through the partitioned tables
 #	(--load-via-partition-root).
+#
+# suite: dump and restore
 use strict;
 use warnings FATAL => 'all';
 

@@ -21,6 +21,8 @@
 #
 #	(statement_timeout is tested by pg_regress, in sql/ring_errors.sql and
 #	sql/subset_metrics.sql.)
+#
+# suite: query cancel
 use strict;
 use warnings FATAL => 'all';
 

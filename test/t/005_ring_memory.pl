@@ -13,6 +13,8 @@
 #	result, and that.  (1.0 decoded the ring once per call: 8 calls took 1.16
 #	GB, (ring_info(r)).* 1.67 GB.)  Memory, not time, is checked; times are
 #	reported.
+#
+# suite: ring memory
 use strict;
 use warnings FATAL => 'all';
 

@@ -7,6 +7,8 @@
 #	(reported; SUBSETTING_HANDOFF_SEED=N repeats a run), compared by
 #	test/tools/swift_handoff.py on every partition of the small rings and on
 #	random partitions of the large ones.  One check per ring.
+#
+# suite: handoff nodes
 use strict;
 use warnings FATAL => 'all';
 

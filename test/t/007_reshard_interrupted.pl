@@ -49,6 +49,8 @@
 #	not fail the next ones, a resharding it left is undone (reshard_abort)
 #	before the next run of its table, and a mirror that differs is made
 #	equal to its table again after the check.
+#
+# suite: interrupted resharding
 use strict;
 use warnings FATAL => 'all';
 

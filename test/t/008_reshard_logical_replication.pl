@@ -33,6 +33,8 @@
 #	publication changed to publish_via_partition_root = false during a
 #	resharding stops it there (undone by reshard_abort).  Published through
 #	its root, the same table is resharded.
+#
+# suite: logical replication
 use strict;
 use warnings FATAL => 'all';
 

@@ -62,6 +62,8 @@
 #	reshard_*) is left on the coordinator or on any shard.  Nothing waits
 #	for a time: a stop happens between two steps, and the writers are
 #	waited for by their committed rounds.
+#
+# suite: shard down
 use strict;
 use warnings FATAL => 'all';
 

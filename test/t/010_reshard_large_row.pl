@@ -27,6 +27,8 @@
 #	(011_reshard_autovacuum.pl is).
 #	The run time of each step is reported (note); on a 2-core machine the
 #	test took about 35 s, and one backend at most 1.7 GB of memory.
+#
+# suite: large row
 use strict;
 use warnings FATAL => 'all';
 

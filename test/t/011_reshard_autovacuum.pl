@@ -20,6 +20,8 @@
 #	in the partition of its bucket; nothing of the engine is left.  No
 #	check depends on timing: the vacuum is slower than any budget by
 #	orders of magnitude, and the test waits for it to be running.
+#
+# suite: autovacuum
 use strict;
 use warnings FATAL => 'all';
 

@@ -75,6 +75,8 @@
 #	So that a failed run does not fail the next ones, a resharding it left
 #	is undone (reshard_abort) before the next run, and a mirror that differs
 #	is made equal to the table again after the check.
+#
+# suite: interrupted resharding on shards
 use strict;
 use warnings FATAL => 'all';
 

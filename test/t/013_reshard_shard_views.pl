@@ -49,6 +49,8 @@
 #	   only rows of its bucket in the layout it ended with and together the
 #	   mirror's rows, nothing is left.
 #	Nothing checked depends on timing.
+#
+# suite: shard views
 use strict;
 use warnings FATAL => 'all';
 
