@@ -347,10 +347,10 @@ refused("CREATE PUBLICATION pub_extension FOR TABLES IN SCHEMA public WITH (publ
 	"FOR TABLES IN SCHEMA of the extension (reshard_state), and the new partition alone");
 
 # The same check at the cutover: a publication that stops publishing
-# through the root during the resharding stops it there.
+# through the root once the resharding is at its cutover stops it there
+# (a change before is refused at the step after it, by the same check).
 on($publisher, "CREATE PUBLICATION pub_parts FOR TABLE parts.t2 WITH (publish_via_partition_root = true);"
-	  . " CALL reshard_begin('parts.t2', 'add', 'parts.t2_4');"
-	  . " ALTER PUBLICATION pub_parts SET (publish_via_partition_root = false);");
+	  . " CALL reshard_begin('parts.t2', 'add', 'parts.t2_4');");
 ($out, $err) = attempt($publisher, q{
 DO $$
 BEGIN
@@ -362,6 +362,7 @@ BEGIN
 END
 $$;
 SELECT phase FROM reshard_state WHERE parent = 'parts.t2'::regclass;
+ALTER PUBLICATION pub_parts SET (publish_via_partition_root = false);
 \set VERBOSITY verbose
 CALL reshard_step('parts.t2');
 });
