@@ -64,6 +64,21 @@ disarm_budget(void)
 	return true;
 }
 
+/*
+ * The timer stopped at the end of an attempt's work, before its
+ * subtransaction ends: postgres_fdw then ends it on each shard (RELEASE
+ * SAVEPOINT), and a cancel in that wait would leave the connection unusable
+ * until the transaction ends.  If the timer fired, the attempt overran.
+ */
+static void
+stop_budget(void)
+{
+	if (disarm_budget())
+		ereport(ERROR,
+				(errcode(ERRCODE_RESHARD_OVER_BUDGET),
+				 errmsg("the cutover overran its budget")));
+}
+
 static void
 check_budget(TimestampTz deadline)
 {
@@ -194,6 +209,7 @@ unit_cutover(engine *e)
 	table_owner_leave(&owner);
 	check_budget(deadline);
 	run_routine(e, ROUTINE_PHASE_CUTOVER, 1, statements, 0);
+	stop_budget();
 	check_budget(deadline);
 	return true;
 }
@@ -229,8 +245,8 @@ step_cutover(engine *e)
 		if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE && error->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED &&
 			error->sqlerrcode != ERRCODE_RESHARD_OVER_BUDGET)
 			ReThrowError(error);
-		save_state(e);
-		next_transaction(false);
+		/* (nothing to keep: the state row was saved before the attempt) */
+		rollback_transaction();
 		if (attempt >= e->attempts)
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),

@@ -205,6 +205,7 @@ extern char *relation_name(Oid relation);
 extern void settle_session_settings(engine *e);
 extern void commit_transaction(void);
 extern void next_transaction(bool repeatable_read);
+extern void rollback_transaction(void);
 extern void set_lock_timeout(int ms);
 extern ErrorData *try_unit(engine *e, engine_unit unit, bool *complete);
 extern void back_off(int ms);

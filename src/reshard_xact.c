@@ -37,15 +37,22 @@
 static bool ignore_transaction_timeout = false;
 #endif
 
+/* The transaction_timeout the call ignores stopped again in the transaction that just started. */
+static void
+transaction_started(void)
+{
+#if PG_VERSION_NUM >= 170000
+	if (ignore_transaction_timeout && get_timeout_active(TRANSACTION_TIMEOUT))
+		disable_timeout(TRANSACTION_TIMEOUT, false);
+#endif
+}
+
 /* Commits; the next transaction starts. */
 void
 commit_transaction(void)
 {
 	SPI_commit();
-#if PG_VERSION_NUM >= 170000
-	if (ignore_transaction_timeout && get_timeout_active(TRANSACTION_TIMEOUT))
-		disable_timeout(TRANSACTION_TIMEOUT, false);
-#endif
+	transaction_started();
 }
 
 /* Whether the session set setting itself (SET, or the client's options at connection). */
@@ -97,6 +104,23 @@ next_transaction(bool repeatable_read)
 {
 	commit_transaction();
 	(void) set_config_option("transaction_isolation", repeatable_read ? "repeatable read" : "read committed",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SET, true, 0, false);
+}
+
+/*
+ * Rolls back a transaction that did nothing to keep (its work failed in a
+ * subtransaction, already rolled back); the next transaction starts, read
+ * committed.  Unlike a commit, this ends whatever postgres_fdw could not
+ * clean up after the failure: a connection it could not bring back to a
+ * known state (a cancel that came while it ended the subtransaction on a
+ * shard) is closed, where a commit would fail on it.
+ */
+void
+rollback_transaction(void)
+{
+	SPI_rollback();
+	transaction_started();
+	(void) set_config_option("transaction_isolation", "read committed",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SET, true, 0, false);
 }
 
