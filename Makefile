@@ -97,7 +97,9 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_engine.sql \
 	src/sql/resharding/reshard_add_partition.sql \
 	src/sql/resharding/reshard_remove_partition.sql \
-	src/sql/resharding/reshard_abort.sql
+	src/sql/resharding/reshard_abort.sql \
+	src/sql/placement/partition_placement.sql \
+	src/sql/placement/placement_plan.sql
 
 # The scripts the sources make (src/sql/assemble), in SQL_BUILD (gitignored):
 # the full script of the current version, and an update script for each
@@ -153,7 +155,8 @@ REGRESS = \
 	ring_lookup \
 	install_as_owner \
 	internal_routines \
-	argument_sweep
+	argument_sweep \
+	placement
 
 # Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
 # make installcheck after the regression tests.

@@ -67,6 +67,9 @@ UNION ALL
 SELECT 'text[]'::regtype, v = '''{a,b,c}''', v FROM unnest(ARRAY['''{a,b,c}''', 'NULL', '''{}''', '''{NULL}''',
     '''{a,a,a}''', '''{{a,b},{c,d}}''', '''{"",b,c}''']) AS v
 UNION ALL
+SELECT 'name[]'::regtype, v = '''{NULL}''', v FROM unnest(ARRAY['''{NULL}''', 'NULL', '''{}''', '''{a,b}''',
+    '''{NULL,NULL}''', '''{{a},{b}}''', 'ARRAY(SELECT NULL::name FROM generate_series(1, 2000))']) AS v
+UNION ALL
 SELECT 'int8[]'::regtype, v = '''{1,2,3}''', v FROM unnest(ARRAY['''{1,2,3}''', 'NULL', '''{}''', '''{NULL}''',
     '''{1,NULL,3}''', '''{{1,2},{3,4}}''', '''{-9223372036854775808,0,9223372036854775807}''',
     '''[5:7]={1,2,3}''', 'ARRAY(SELECT generate_series(1, 2000)::int8)']) AS v
