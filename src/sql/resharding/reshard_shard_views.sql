@@ -181,7 +181,7 @@ BEGIN
                     END LOOP;
                 END$grants$, remote, r.remote_key, format('GRANT SELECT ON %s TO ', q[1])),
                 -- what the schema's default privileges granted on them, revoked
-                -- (in the transaction that made them; the grants above follow)
+                -- (in the transaction that made them, before the grants)
                 format($revoke$DECLARE x record;
                 BEGIN
                     FOR x IN SELECT DISTINCT o.what, a.grantee
