@@ -82,6 +82,7 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_capture.sql \
 	src/sql/resharding/reshard_row_image_hash.sql \
 	src/sql/resharding/reshard_expect_phase.sql \
+	src/sql/resharding/reshard_object_name.sql \
 	src/sql/resharding/reshard_plan.sql \
 	src/sql/resharding/reshard_phase_setup.sql \
 	src/sql/resharding/reshard_phase_copy.sql \
@@ -142,6 +143,7 @@ REGRESS = \
 	engine_undo \
 	reshard_settings \
 	reshard_privileges \
+	reshard_names \
 	reshard_definition_changes \
 	partition_hash \
 	ringsteady \

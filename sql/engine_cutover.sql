@@ -33,10 +33,10 @@ CALL reshard_begin('engine_phase.ep', 'add', 'engine_phase.ep_3');
 CALL pg_temp.step_to('cutover');
 CREATE TEMP TABLE before AS SELECT * FROM pg_temp.relations();
 -- A relation as it was named before, the OID in its name replaced by the
--- name of the relation it was then.
+-- name of the relation it was then (and the hash after it left out).
 CREATE FUNCTION pg_temp.was(relation oid) RETURNS text LANGUAGE sql AS $$
     SELECT coalesce(m[1] || '{' || (SELECT o.name FROM before o WHERE o.oid = m[2]::oid) || '}', b.name)
-    FROM before b, regexp_match(b.name, '^(reshard_[a-z_]*_)([0-9]+)$') AS m WHERE b.oid = relation
+    FROM before b, regexp_match(b.name, '^(reshard_[a-z_]*_)([0-9]+)(_[0-9a-f]{16})?$') AS m WHERE b.oid = relation
 $$;
 CREATE TEMP TABLE state_before AS SELECT * FROM pg_temp.state();
 SELECT * FROM pg_temp.partitions();

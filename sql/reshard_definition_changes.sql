@@ -62,7 +62,7 @@ DO $$
 BEGIN
     ALTER TABLE dc ALTER COLUMN w TYPE bigint;
 EXCEPTION WHEN feature_not_supported THEN
-    RAISE WARNING 'refused: %', regexp_replace(SQLERRM, '[0-9]+', 'N', 'g');
+    RAISE WARNING 'refused: %', regexp_replace(regexp_replace(SQLERRM, '(reshard_[a-z_]+_[0-9]+)_[0-9a-f]{16}', '\1', 'g'), '[0-9]+', 'N', 'g');
 END
 $$;
 CALL reshard_step('dc');

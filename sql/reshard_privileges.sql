@@ -54,7 +54,7 @@ BEGIN
         EXCEPTION WHEN insufficient_privilege THEN
             outcome := 'refused';
         END;
-        RAISE WARNING 'select from %: %', regexp_replace(t::text, '[0-9]+', 'N', 'g'), outcome;
+        RAISE WARNING 'select from %: %', regexp_replace(t::text, '_[0-9]+_[0-9a-f]{16}$', '_N'), outcome;
     END LOOP;
 END
 $$;

@@ -384,7 +384,7 @@ TRUNCATE takeover;
 INSERT INTO takeover
 SELECT n, stmt FROM unnest(reshard_takeover_sql('"Take ""Over"" Schema".swap', '"Shadow Schema"."swap shadow"'))
 WITH ORDINALITY AS t(stmt, n);
-SELECT regexp_replace(stmt, 'reshard_takeover_[0-9]+', 'reshard_takeover_OID', 'g') AS stmt FROM takeover ORDER BY n;
+SELECT regexp_replace(stmt, 'reshard_takeover_[0-9]+_[0-9a-f]{16}', 'reshard_takeover_OID', 'g') AS stmt FROM takeover ORDER BY n;
 GRANT SELECT ON takeover TO regress_takeover_owner;
 SET SESSION AUTHORIZATION regress_takeover_owner;
 BEGIN;

@@ -59,6 +59,7 @@ static const struct
 	[STATE_NEW_PARENT] = {"new_parent", OIDOID},
 	[STATE_LOG] = {"log", OIDOID},
 	[STATE_LOG_SEQUENCE] = {"log_sequence", OIDOID},
+	[STATE_NAME_KEY] = {"name_key", TEXTOID},
 	[STATE_CATALOG] = {"catalog", TEXTARRAYOID},
 	[STATE_VALIDATE] = {"validate", TEXTARRAYOID},
 	[STATE_FOREIGN_KEYS] = {"foreign_keys", TEXTARRAYOID},
@@ -322,10 +323,17 @@ delete_states(engine *e, bool this_table, bool of_dropped_tables)
 	e->has_state = false;
 }
 
-/* A state row in memory for a new resharding of e->parent: its counters at 0, the rest NULL. */
+/* A state row in memory for a new resharding of e->parent: counters at 0, a random name_key, the rest NULL. */
 void
 new_state(engine *e)
 {
+	uint8		random[16];
+	char		key[sizeof(random) * 2 + 1];
+
+	if (!pg_strong_random(random, sizeof(random)))
+		elog(ERROR, "could not generate random values");
+	for (int i = 0; i < (int) sizeof(random); i++)
+		snprintf(key + i * 2, 3, "%02x", random[i]);
 	for (int i = 0; i < STATE_COLUMNS; i++)
 	{
 		e->values[i] = (Datum) 0;
@@ -333,6 +341,7 @@ new_state(engine *e)
 	}
 	e->has_state = true;
 	set_state_oid(e, STATE_PARENT, e->parent);
+	set_state_text(e, STATE_NAME_KEY, key);
 	set_state_bool(e, STATE_SHARD_VIEWS, false);
 	set_state_int64(e, STATE_ROWS_TO_MOVE, 0);
 	set_state_int64(e, STATE_ROWS_COPIED, 0);

@@ -27,7 +27,8 @@
 --						triggers, constraints named reshard_..., but the NOT
 --						NULL ones PostgreSQL 18 catalogs), with OIDs
 --						in names replaced by the relation's name in braces
---						(reshard_shadow_{ep_0}), or by N
+--						(reshard_shadow_{ep_0}), or by N, and their hashes
+--						left out
 --	pg_temp.layout()	ep's partitions by bucket
 --	pg_temp.refusals(routine, phase...)	what routine says to a NULL state
 --						and to ep's state put in each phase given
@@ -158,16 +159,17 @@ END
 $$;
 
 -- A name of the engine's with the OID in it replaced by its
--- relation's name in braces, or by N.
+-- relation's name in braces, or by N, and the hash after it
+-- (reshard_object_name) left out.
 CREATE FUNCTION pg_temp.normalized(name text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-    m text[] := regexp_match(name, '^(reshard_[a-z_]*_)([0-9]+)(.*)$');
+    m text[] := regexp_match(name, '^(reshard_[a-z_]*_)([0-9]+)(_[0-9a-f]{16})?(.*)$');
 BEGIN
     IF m IS NULL THEN
         RETURN name;
     END IF;
     RETURN m[1] || coalesce('{' || pg_temp.normalized((SELECT relname FROM pg_class WHERE oid = m[2]::oid)) || '}', 'N')
-           || m[3];
+           || m[4];
 END
 $$;
 

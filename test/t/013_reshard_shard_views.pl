@@ -28,8 +28,17 @@
 #	   serializable, search_path = pg_catalog, public, lock_timeout = 1ms.
 #	   Meanwhile a write made directly on shard 1's table fails
 #	   (object_in_use, naming the table).
-#	   Shard 0 has a list of hidden keys with a key that stays there, as
-#	   an earlier call could have left it.  Then: the call returns how many
+#	   A role spy may create in the schema of the table on the coordinator
+#	   and on shard 0, and the default privileges of alice's there grant it
+#	   everything on her tables and functions.  Before the call it takes,
+#	   on both, every name the engine used to give its objects (computed
+#	   from the foreign partitions' OIDs: reshard_hidden_o, with a key that
+#	   stays there, reshard_all_o, reshard_shown_o, reshard_incoming_o,
+#	   reshard_mark_o(), reshard_refuse_direct_o()).  While the call is in
+#	   its catch-up, spy has no privilege on what the engine made on
+#	   either (but what PUBLIC has on the shard's views and functions), and
+#	   cannot read the hidden keys.  After it, what spy made is as it was,
+#	   and is dropped.  Then: the call returns how many
 #	   rows moved; the table equals its
 #	   mirror (EXCEPT ALL both ways), no key twice; each shard, asked
 #	   directly, holds only rows of its bucket and all together as many as
@@ -76,7 +85,8 @@ sub on
 shard_table($coordinator, \@shards, 'items', 'id bigint NOT NULL, v text NOT NULL, c int NOT NULL', 3);
 for my $node (@servers)
 {
-	on($node, "CREATE ROLE alice LOGIN PASSWORD 'alice secret'; CREATE ROLE bob LOGIN PASSWORD 'bob secret'");
+	on($node, "CREATE ROLE alice LOGIN PASSWORD 'alice secret'; CREATE ROLE bob LOGIN PASSWORD 'bob secret';
+	           CREATE ROLE spy");
 	# alice and bob log in with their passwords; the rest as before
 	my $hba = $node->data_dir . '/pg_hba.conf';
 	my $rules = slurp_file($hba);
@@ -181,11 +191,12 @@ my %writes = (
 	                       WHERE id = (SELECT floor(random() * (SELECT last_value FROM item_ids))::bigint) RETURNING id)
 	            DELETE FROM items_mirror m USING d WHERE m.id = d.id});
 
-# under_writers(NAME, RUN, CALL, BUCKETS): CALL under the writers, a direct
-# write on shard 1 in its catch-up; then the checks, BUCKETS the new count.
+# under_writers(NAME, RUN, CALL, BUCKETS[, DURING, AFTER]): CALL under the
+# writers, a direct write on shard 1 in its catch-up (and DURING, code, if
+# given); then AFTER, if given, and the checks, BUCKETS the new count.
 sub under_writers
 {
-	my ($name, $run, $call, $buckets) = @_;
+	my ($name, $run, $call, $buckets, $during, $after) = @_;
 	my $last = on($coordinator, 'SELECT last_value FROM item_ids');
 	start_writer_loops($coordinator,
 		map { ($_ => $writes{$_}, "bob_$_" => "SET ROLE bob; $writes{$_}") } sort keys %writes);
@@ -201,7 +212,9 @@ sub under_writers
 	note "$name: the call is in $cut";
 	my $direct =
 	  result_or_error($shards[1], 'postgres', 'UPDATE items SET c = c + 1 WHERE id = (SELECT min(id) FROM items)');
+	$during->($cut) if $during;
 	my ($out, $err) = finish_sql($engine);
+	$after->() if $after;
 	like($out, qr/^\d+$/, "$name: the call returns the rows moved ($out)");
 	is($err, '', "$name: no error or warning");
   SKIP:
@@ -241,14 +254,114 @@ sub under_writers
 	return;
 }
 
-# A list of hidden keys that an earlier call left on shard 0, with a key
-# that stays there: the call starts from an empty one (else it would delete
-# that row after its cutover, and the mirror would differ).
+# spy: CREATE in the schema, and alice's default privileges give it all on
+# her new tables and functions, on the coordinator and on shard 0.
+for my $node ($coordinator, $shards[0])
+{
+	on($node, 'GRANT CREATE ON SCHEMA public TO spy;
+	           ALTER DEFAULT PRIVILEGES FOR ROLE alice IN SCHEMA public GRANT ALL ON TABLES TO spy;
+	           ALTER DEFAULT PRIVILEGES FOR ROLE alice IN SCHEMA public GRANT ALL ON FUNCTIONS TO spy');
+}
+my @foreign = split /\n/, on($coordinator, "SELECT oid FROM pg_class WHERE relname IN ('items_0', 'items_1', 'items_2')");
 my $items_0 = on($coordinator, "SELECT 'items_0'::regclass::oid");
-on($shards[0], "CREATE TABLE reshard_hidden_$items_0 AS
-                    SELECT id AS key FROM items WHERE id = (SELECT max(id) FROM items WHERE jumpbackhash(id, 4) = 0);
-                ALTER TABLE reshard_hidden_$items_0 OWNER TO alice");
-under_writers('C', 2, $call, 4);
+# a key that stays on shard 0 (a list of hidden keys that held it would
+# make the call delete its row after the cutover: the mirror would differ)
+my $staying = on($shards[0], 'SELECT max(id) FROM items WHERE jumpbackhash(id, 4) = 0');
+
+# What spy made (tables, functions, their names), and what else has one of
+# those names ('none').
+my $SPY_MADE = q{
+	SELECT (SELECT count(*) FROM pg_class WHERE relowner = 'spy'::regrole AND relkind = 'r'
+	          AND relname ~ '^reshard_[a-z_]+_[0-9]+$')
+	       || ' tables, '
+	       || (SELECT count(*) FROM pg_proc WHERE proowner = 'spy'::regrole AND proname ~ '^reshard_[a-z_]+_[0-9]+$')
+	       || ' functions; others: '
+	       || coalesce((SELECT string_agg(x, ', ' ORDER BY x) FROM (
+	              SELECT format('%s of %s', relname, relowner::regrole) AS x FROM pg_class
+	              WHERE relname ~ '^_?reshard_[a-z_]+_[0-9]+$' AND relowner <> 'spy'::regrole
+	              UNION ALL SELECT format('function %s of %s', proname, proowner::regrole) FROM pg_proc
+	              WHERE proname ~ '^reshard_[a-z_]+_[0-9]+$' AND proowner <> 'spy'::regrole) AS t), 'none')};
+
+# squat(NAME): spy takes the names of before, on the coordinator and on shard 0.
+sub squat
+{
+	my ($name) = @_;
+	for my $o (@foreign)
+	{
+		on($coordinator, "SET ROLE spy; CREATE TABLE reshard_hidden_$o (key bigint); CREATE TABLE reshard_incoming_$o ()");
+		on($shards[0], "SET ROLE spy; CREATE TABLE reshard_hidden_$o (key bigint);
+		                CREATE TABLE reshard_all_$o (); CREATE TABLE reshard_shown_$o (); CREATE TABLE reshard_incoming_$o ();
+		                CREATE FUNCTION reshard_mark_$o() RETURNS boolean LANGUAGE sql AS 'SELECT true';
+		                CREATE FUNCTION reshard_refuse_direct_$o() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END'");
+	}
+	on($shards[0], "INSERT INTO reshard_hidden_$items_0 VALUES ($staying)");
+	return;
+}
+
+# spy_refused(NAME, CUT): while the call is in its catch-up, spy has no
+# privilege on what the engine made (on shard 0, but what PUBLIC has on its
+# views and functions), and cannot read the hidden keys.
+sub spy_refused
+{
+	my ($name, $cut) = @_;
+	my $privileges = q{
+		SELECT count(*) || ' made; ' || coalesce(string_agg(x, ', ' ORDER BY x) FILTER (WHERE x IS NOT NULL), 'none') FROM (
+		    SELECT CASE WHEN has_table_privilege('spy', c.oid, 'TRUNCATE, REFERENCES, TRIGGER')
+		                  OR c.relkind <> 'v' AND has_table_privilege('spy', c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+		                  OR EXISTS (SELECT FROM aclexplode(c.relacl) AS a WHERE a.grantee = 'spy'::regrole)
+		                THEN c.relname::text END AS x
+		    FROM pg_class c WHERE c.relname LIKE 'reshard\_%' AND c.relowner = 'alice'::regrole AND c.relkind <> 'i'
+		    UNION ALL
+		    SELECT CASE WHEN EXISTS (SELECT FROM aclexplode(p.proacl) AS a WHERE a.grantee = 'spy'::regrole)
+		                THEN p.proname::text END
+		    FROM pg_proc p WHERE p.proname LIKE 'reshard\_%' AND p.proowner = 'alice'::regrole) AS t};
+  SKIP:
+	{
+		skip "$name: the call ended before the watcher stopped it", 3 unless $cut =~ /^[^|]+\|\d+/;
+		like(on($coordinator, $privileges), qr/^[1-9]\d* made; none$/,
+			"$name: spy may use nothing the engine made on the coordinator");
+		like(on($shards[0], $privileges), qr/^[1-9]\d* made; none$/,
+			"$name: spy may use nothing the engine made on shard 0 (but what PUBLIC may)");
+		my $hidden = on($shards[0],
+			q{SELECT oid::regclass FROM pg_class WHERE relname LIKE 'reshard\_hidden\_%' AND relowner = 'alice'::regrole
+			  AND relkind = 'r'});
+		like(result_or_error($shards[0], 'postgres', "SET ROLE spy; SELECT count(*) FROM $hidden"),
+			qr/permission denied for table reshard_hidden_/, "$name: spy cannot read the hidden keys on shard 0");
+	}
+	return;
+}
+
+# spy_untouched(NAME): what spy made is as it was; then dropped.
+sub spy_untouched
+{
+	my ($name) = @_;
+	for my $node ($coordinator, $shards[0])
+	{
+		is(on($node, $SPY_MADE), $node == $coordinator ? '6 tables, 0 functions; others: none' : '12 tables, 6 functions; others: none',
+			"$name: the names spy took are still its own on " . $node->name);
+		on($node, q{DO $$
+			DECLARE r record;
+			BEGIN
+			    FOR r IN SELECT oid::regclass AS t FROM pg_class WHERE relowner = 'spy'::regrole AND relkind = 'r' LOOP
+			        EXECUTE format('DROP TABLE %s', r.t);
+			    END LOOP;
+			    FOR r IN SELECT oid::regprocedure AS f FROM pg_proc WHERE proowner = 'spy'::regrole LOOP
+			        EXECUTE format('DROP FUNCTION %s', r.f);
+			    END LOOP;
+			END $$});
+	}
+	return;
+}
+
+squat('C');
+is(on($shards[0], "SELECT string_agg(key::text, ',') FROM reshard_hidden_$items_0"), $staying,
+	'C: spy took the old names, with a list of hidden keys on shard 0 that holds a key that stays');
+under_writers('C', 2, $call, 4, sub { spy_refused('C', @_) },
+	sub {
+		is(on($shards[0], "SELECT string_agg(key::text, ',') FROM reshard_hidden_$items_0"), $staying,
+			"C: spy's list of hidden keys is as it was");
+		spy_untouched('C');
+	});
 my $remove = "CALL reshard_remove_partition('items', 'items_3', shard_views => true)";
 
 # A row of bucket 3 on shard 0, with the key of a row that moves there from
@@ -268,7 +381,8 @@ SKIP:
 }
 nothing_left('refused');
 
-under_writers('D', 3, $remove, 3);
+squat('D');
+under_writers('D', 3, $remove, 3, sub { spy_refused('D', @_) }, sub { spy_untouched('D') });
 
 # --- E. A shard's server stops in the middle of a call: the call fails;
 # once the server is back, reshard_abort undoes it (or finishes it, if it

@@ -43,10 +43,22 @@ DECLARE
     seen text[];
     changed text;
     hint text;
+    ext text;
+    key_name text;      -- the engine's index and CHECK on the new partition (reshard_object_name)
+    bound_name text;
+    all_views text[];   -- with shard_views, the views a foreign partition is pointed at, by old bucket
+    shown_views text[];
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
     USING s, ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover'];
+    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
+    EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO key_name USING s, 'key', s.partition;
+    EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO bound_name USING s, 'bound', s.partition;
+    EXECUTE format('SELECT array_agg(CASE WHEN u.source IS NOT NULL THEN %1$s.reshard_object_name($1, $2, u.source) END ORDER BY u.i),
+                           array_agg(CASE WHEN u.source IS NOT NULL THEN %1$s.reshard_object_name($1, $3, u.source) END ORDER BY u.i)
+                    FROM unnest(($1).sources) WITH ORDINALITY AS u(source, i)', ext)
+    INTO all_views, shown_views USING s, 'all', 'shown';
     rels := ARRAY[s.parent] || ARRAY(SELECT inhrelid FROM pg_inherits WHERE inhparent = s.parent ORDER BY inhrelid)
             || s.partition;
     SELECT CASE WHEN count(*) = 1 THEN 'publication ' ELSE 'publications ' END
@@ -132,15 +144,12 @@ BEGIN
             UNION ALL
             SELECT format('%s: index %s', x.indrelid::regclass, pg_get_indexdef(x.indexrelid))
             FROM pg_index x WHERE x.indrelid = ANY (rels)
-              AND x.indexrelid <> coalesce(to_regclass(format('%I.%I', (SELECT sn.nspname FROM pg_class sc
-                                                                       JOIN pg_namespace sn ON sn.oid = sc.relnamespace
-                                                                       WHERE sc.oid = s.partition),
-                                                      'reshard_key_' || s.partition)), 0)
+              AND NOT (x.indrelid = s.partition AND (SELECT relname FROM pg_class WHERE oid = x.indexrelid) = key_name)
             UNION ALL
             SELECT format('%s: constraint %I %s%s', n.conrelid::regclass, n.conname, pg_get_constraintdef(n.oid),
                           CASE WHEN n.convalidated THEN '' ELSE ' (not valid)' END)
             FROM pg_constraint n WHERE n.conrelid = ANY (rels)
-              AND NOT (n.conrelid = s.partition AND n.conname = 'reshard_bound_' || s.partition)
+              AND NOT (n.conrelid = s.partition AND n.conname = bound_name)
             UNION ALL
             SELECT format('%s: foreign key %I of %s %s', n.confrelid::regclass, n.conname, n.conrelid::regclass,
                           pg_get_constraintdef(n.oid))
@@ -163,8 +172,8 @@ BEGIN
                           coalesce((SELECT coalesce(nullif(s.shard_options[u.i], '{}'), '')
                                     FROM unnest(s.sources) WITH ORDINALITY AS u(source, i)
                                     WHERE u.source = f.ftrelid AND s.shard_options[u.i] IS NOT NULL
-                                      AND ARRAY['table_name=reshard_all_' || f.ftrelid,
-                                                'table_name=reshard_shown_' || f.ftrelid] && f.ftoptions
+                                      AND ARRAY['table_name=' || all_views[u.i],
+                                                'table_name=' || shown_views[u.i]] && f.ftoptions
                                       AND ARRAY(SELECT x FROM unnest(f.ftoptions) AS x
                                                 WHERE x !~ '^(schema|table)_name=' ORDER BY x)
                                           = ARRAY(SELECT x FROM unnest(s.shard_options[u.i]::text[]) AS x

@@ -107,8 +107,9 @@ BEGIN
         -- hidden: it is pointed at the view of the rows its bucket has from
         -- now on (reshard_shard_views).
         IF s.hidden_keys[r.bucket + 1] IS NOT NULL THEN
-            EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (SET table_name %L)', r.src::regclass,
-                           CASE s.operation WHEN 'add' THEN 'reshard_shown_' ELSE 'reshard_all_' END || r.src);
+            EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name
+            USING s, CASE s.operation WHEN 'add' THEN 'shown' ELSE 'all' END, r.src;
+            EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (SET table_name %L)', r.src::regclass, name);
             CONTINUE;
         END IF;
         IF s.operation = 'add' THEN
@@ -188,12 +189,14 @@ BEGIN
                                                    THEN 'FOREIGN ' ELSE '' END, target);
             target := s.sources[b + 1];
         ELSIF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
-            EXECUTE (SELECT format('DROP INDEX %s.%I', relnamespace::regnamespace, 'reshard_key_' || s.shadows[b + 1])
-                     FROM pg_class WHERE oid = target);
+            EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'key', target;
+            EXECUTE (SELECT format('DROP INDEX %s', x.indexrelid::regclass) FROM pg_index x
+                     JOIN pg_class c ON c.oid = x.indexrelid WHERE x.indrelid = target AND c.relname = name);
         END IF;
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.new_parent::regclass, target, format(s.new_bound, b));
-        IF EXISTS (SELECT FROM pg_constraint WHERE conrelid = target AND conname = 'reshard_bound_' || s.shadows[b + 1]) THEN
-            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', target, 'reshard_bound_' || s.shadows[b + 1]);
+        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'bound', s.shadows[b + 1];
+        IF EXISTS (SELECT FROM pg_constraint WHERE conrelid = target AND conname = name) THEN
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', target, name);
         END IF;
     END LOOP;
     FOREACH statement IN ARRAY foreign_keys LOOP

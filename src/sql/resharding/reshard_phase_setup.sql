@@ -25,12 +25,19 @@ DECLARE
     target oid;
     b int;
     r record;
+    name_of text;   -- the query of a name (reshard_object_name: $1 the state, $2 a kind, $3 an OID)
+    new_parent_name text;
+    key_name text;
+    log_name text;
+    sequence_name text;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
     USING s, ARRAY['setup'];
     SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.oid = s.parent;
+    name_of := format('SELECT %s.reshard_object_name($1, $2, $3)',
+                      (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'));
     s.shadows := array_fill(NULL::oid, ARRAY[s.new_buckets]);
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         IF s.operation = 'add' AND b = s.bucket THEN
@@ -40,10 +47,12 @@ BEGIN
             -- (no source: a bucket of jumpbackanchorhash's removed ones, or the one removed now)
             CONTINUE WHEN source IS NULL OR s.operation = 'remove' AND b = s.bucket;
             IF (SELECT relkind FROM pg_class WHERE oid = source) = 'f' THEN
-                shadow := format('%I.%I', schema_name, 'reshard_incoming_' || source);
+                EXECUTE name_of INTO shadow USING s, 'incoming', source;
+                shadow := format('%I.%I', schema_name, shadow);
                 EXECUTE format('CREATE TABLE %s (LIKE %s INCLUDING GENERATED)', shadow, s.parent::regclass);
             ELSE
-                shadow := format('%I.%I', schema_name, 'reshard_shadow_' || source);
+                EXECUTE name_of INTO shadow USING s, 'shadow', source;
+                shadow := format('%I.%I', schema_name, shadow);
                 EXECUTE (SELECT format('CREATE %sTABLE %s (LIKE %s INCLUDING ALL)%s',
                                        CASE c.relpersistence WHEN 'u' THEN 'UNLOGGED ' ELSE '' END, shadow,
                                        source::regclass,
@@ -56,23 +65,27 @@ BEGIN
         END IF;
         s.shadows[b + 1] := target;
         IF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
-            EXECUTE format('CREATE INDEX %I ON %s ((%s))', 'reshard_key_' || target, target::regclass, s.key);
+            EXECUTE name_of INTO key_name USING s, 'key', target;
+            EXECUTE format('CREATE INDEX %I ON %s ((%s))', key_name, target::regclass, s.key);
         END IF;
     END LOOP;
+    EXECUTE name_of INTO new_parent_name USING s, 'parent', s.parent;
+    EXECUTE name_of INTO log_name USING s, 'log', s.parent;
+    EXECUTE name_of INTO sequence_name USING s, 'log_seq', s.parent;
     EXECUTE (SELECT format('CREATE TABLE %I.%I (LIKE %s INCLUDING ALL) PARTITION BY %s%s',
-                           schema_name, 'reshard_parent_' || s.parent, s.parent::regclass, s.new_partition_by,
+                           schema_name, new_parent_name, s.parent::regclass, s.new_partition_by,
                            CASE WHEN c.reltablespace <> 0
                                 THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace))
                                 ELSE '' END)
              FROM pg_class c WHERE c.oid = s.parent);
-    s.new_parent := format('%I.%I', schema_name, 'reshard_parent_' || s.parent)::regclass;
+    s.new_parent := format('%I.%I', schema_name, new_parent_name)::regclass;
     EXECUTE format('CREATE TABLE %I.%I (seq bigint NOT NULL, partition oid NOT NULL, op "char" NOT NULL, old_row %s, new_row %s)',
-                   schema_name, 'reshard_log_' || s.parent,
+                   schema_name, log_name,
                    (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent),
                    (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent));
-    s.log := format('%I.%I', schema_name, 'reshard_log_' || s.parent)::regclass;
-    EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, 'reshard_log_seq_' || s.parent);
-    s.log_sequence := format('%I.%I', schema_name, 'reshard_log_seq_' || s.parent)::regclass;
+    s.log := format('%I.%I', schema_name, log_name)::regclass;
+    EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, sequence_name);
+    s.log_sequence := format('%I.%I', schema_name, sequence_name)::regclass;
     -- Nobody but the owner may use what the engine makes: the schema's
     -- default privileges reach every table its owner creates there, so what
     -- they granted is revoked in the same transaction (the cutover gives

@@ -30,10 +30,13 @@ DECLARE
     present text;
     insert_cols text;
     n bigint;
+    ext text;
+    name text;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
     USING s, ARRAY['undo'];
+    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
     IF NOT EXISTS (SELECT FROM pg_class WHERE oid = s.parent AND relkind = 'p')
        OR EXISTS (SELECT FROM pg_class WHERE oid = s.partition AND relispartition AND s.operation = 'add') THEN
         RAISE EXCEPTION 'the resharding of % has cut over, it cannot be undone', s.parent_name
@@ -79,15 +82,16 @@ BEGIN
     END LOOP;
     IF s.operation = 'add' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('TRUNCATE %s', s.partition::regclass);
-        IF EXISTS (SELECT FROM pg_constraint WHERE conrelid = s.partition AND conname = 'reshard_bound_' || s.partition) THEN
-            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', s.partition::regclass, 'reshard_bound_' || s.partition);
+        -- (its CHECK and index found by name among its own)
+        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'bound', s.partition;
+        IF EXISTS (SELECT FROM pg_constraint WHERE conrelid = s.partition AND conname = name) THEN
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', s.partition::regclass, name);
         END IF;
-        IF to_regclass(format('%I.%I', (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                                       WHERE c.oid = s.partition),
-                              'reshard_key_' || s.partition)) IS NOT NULL THEN
-            EXECUTE (SELECT format('DROP INDEX %s.%I', relnamespace::regnamespace, 'reshard_key_' || s.partition)
-                     FROM pg_class WHERE oid = s.partition);
-        END IF;
+        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'key', s.partition;
+        FOR rel IN SELECT x.indexrelid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+                   WHERE x.indrelid = s.partition AND c.relname = name LOOP
+            EXECUTE format('DROP INDEX %s', rel::regclass);
+        END LOOP;
     END IF;
     RETURN s;
 END

@@ -30,6 +30,7 @@ DECLARE
     source_sums numeric[];
     misplaced bigint;
     bound text;
+    bound_name text;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -90,7 +91,8 @@ BEGIN
         bound := CASE WHEN s.method = 'hash_operator_class'
                       THEN format('satisfies_hash_partition(%s::oid, %s, %s, %s)', s.new_parent, s.new_buckets, b, s.key)
                       ELSE format('%1$s IS NOT NULL AND %1$s = %2$s', s.new_bucket_sql, b) END;
-        EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%s)', s.shadows[b + 1]::regclass, 'reshard_bound_' || s.shadows[b + 1], bound);
+        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO bound_name USING s, 'bound', s.shadows[b + 1];
+        EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%s)', s.shadows[b + 1]::regclass, bound_name, bound);
     END LOOP;
     RETURN s;
 END

@@ -7,7 +7,8 @@
 -- the server of each foreign partition of the old layout, through dblink
 -- as the table's owner (its user mapping), the engine makes, next to the
 -- shard's table t (schema s, key column k, o the foreign partition's OID
--- here):
+-- here; each name below ends in a hash of its own, reshard_object_name:
+-- no other role can make an object of that name first):
 --   - s.reshard_hidden_o (key): the keys of the rows to hide, written
 --     through a foreign table here of the same name: adding, the rows that
 --     leave t (with the copy and each change the catch-up applies; a key of
@@ -27,6 +28,11 @@
 --     which call reshard_refuse_direct_o().  From the copy on, the rows of
 --     t change only through this server (whose writes the engine logs), so
 --     the rows hidden are exactly their copies.
+-- What the default privileges of s grant on these is revoked in the
+-- transaction on the shard that makes them, and what the schema's here
+-- grant on the foreign tables here in the one that makes those; then the
+-- views are granted to PUBLIC (security_invoker), the functions too, and
+-- the hidden keys to whoever may read t's key.
 -- Adding, the foreign partition is pointed at reshard_all_o at the
 -- capture and at reshard_shown_o at the cutover (reshard_phase_cutover),
 -- and back at t after the rows hidden were deleted, online, in batches,
@@ -56,9 +62,10 @@
 --            to undo; the engine holds ACCESS EXCLUSIVE on them);
 --   drop     the objects on the shards dropped (after restore committed).
 -- Each statement on a shard can be done again, so that an action cut short
--- is done again; create starts from an empty list of hidden keys (a list
--- an earlier resharding left would hide rows that stay, and their
--- deletion after the cutover would delete them).
+-- is done again; create starts from an empty list of hidden keys (one a
+-- create cut short left would hide rows that stay, and their deletion
+-- after the cutover would delete them; another resharding's has another
+-- name).
 CREATE FUNCTION reshard_shard_views(s reshard_state, action text, lock_ms int) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -75,6 +82,10 @@ DECLARE
     key_type text;
     hidden_rows bigint;
     misplaced bigint;
+    ext text;
+    names text[];   -- the names of what is made for a foreign partition (reshard_object_name), by kind
+    q text[];       -- the same, schema-qualified on its shard and quoted
+    g record;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -86,6 +97,7 @@ BEGIN
     END IF;
     SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.oid = s.parent;
+    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
     -- The foreign partitions of the old layout: their index in s.sources,
     -- the server, the shard's table (schema, name), its key column, the
     -- foreign table here on the hidden keys, and whether rows enter it.
@@ -111,37 +123,45 @@ BEGIN
         remote := format('%s.%I', rs, r.remote_table);
         current_options := (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = r.source);
         original := s.shard_options[r.i]::text[];
+        -- 1 hidden, 2 hidden_key, 3 mark, 4 refuse_direct, 5 all, 6 shown, 7 incoming, 8 direct_writes, 9 direct_truncate
+        EXECUTE format('SELECT array_agg(%s.reshard_object_name($1, k, $2) ORDER BY i) FROM unnest($3) WITH ORDINALITY AS u(k, i)',
+                       ext)
+        INTO names USING s, r.source, ARRAY['hidden', 'hidden_key', 'mark', 'refuse_direct', 'all', 'shown', 'incoming',
+                                        'direct_writes', 'direct_truncate'];
+        q := ARRAY(SELECT format('%s.%I', rs, x) FROM unnest(names) WITH ORDINALITY AS u(x, i) ORDER BY i);
         CASE action
         WHEN 'create' THEN
+            -- (%5$s .. %11$s: q[1] .. q[7]; %12$I: the index on the hidden keys)
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
-                DROP VIEW IF EXISTS %1$s.reshard_shown_%2$s, %1$s.reshard_incoming_%2$s;
-                DROP TABLE IF EXISTS %1$s.reshard_hidden_%2$s;
-                CREATE TABLE %1$s.reshard_hidden_%2$s AS SELECT %3$I AS key FROM %4$s WITH NO DATA;
-                CREATE INDEX reshard_hidden_%2$s_key ON %1$s.reshard_hidden_%2$s (key);
-                CREATE OR REPLACE FUNCTION %1$s.reshard_mark_%2$s() RETURNS boolean LANGUAGE sql VOLATILE
+                DROP VIEW IF EXISTS %10$s, %11$s;
+                DROP TABLE IF EXISTS %5$s;
+                CREATE TABLE %5$s AS SELECT %3$I AS key FROM %4$s WITH NO DATA;
+                CREATE INDEX %12$I ON %5$s (key);
+                CREATE OR REPLACE FUNCTION %7$s() RETURNS boolean LANGUAGE sql VOLATILE
                     SET search_path = pg_catalog, pg_temp
                     AS 'SELECT pg_catalog.set_config(''subsetting_reshard.through_%2$s'', ''on'', true) IS NOT NULL';
-                CREATE OR REPLACE FUNCTION %1$s.reshard_refuse_direct_%2$s() RETURNS trigger LANGUAGE plpgsql
+                CREATE OR REPLACE FUNCTION %8$s() RETURNS trigger LANGUAGE plpgsql
                     SET search_path = pg_catalog, pg_temp
-                    AS %5$L;
-                CREATE OR REPLACE VIEW %1$s.reshard_all_%2$s WITH (security_invoker = true) AS
-                    SELECT t.*, t.ctid AS ctid FROM %4$s AS t WHERE %1$s.reshard_mark_%2$s()
+                    AS %13$L;
+                CREATE OR REPLACE VIEW %9$s WITH (security_invoker = true) AS
+                    SELECT t.*, t.ctid AS ctid FROM %4$s AS t WHERE %7$s()
                     WITH CASCADED CHECK OPTION;
-                CREATE VIEW %1$s.reshard_shown_%2$s WITH (security_invoker = true) AS
+                CREATE VIEW %10$s WITH (security_invoker = true) AS
                     SELECT t.*, t.ctid AS ctid FROM %4$s AS t
-                    WHERE NOT EXISTS (SELECT FROM %1$s.reshard_hidden_%2$s AS h WHERE h.key = t.%3$I)
-                      AND %1$s.reshard_mark_%2$s()
+                    WHERE NOT EXISTS (SELECT FROM %5$s AS h WHERE h.key = t.%3$I)
+                      AND %7$s()
                     WITH CASCADED CHECK OPTION;
-                CREATE VIEW %1$s.reshard_incoming_%2$s WITH (security_invoker = true) AS
+                CREATE VIEW %11$s WITH (security_invoker = true) AS
                     SELECT t.*, t.ctid AS ctid FROM %4$s AS t
-                    WHERE EXISTS (SELECT FROM %1$s.reshard_hidden_%2$s AS h WHERE h.key = t.%3$I)
-                      AND %1$s.reshard_mark_%2$s()
+                    WHERE EXISTS (SELECT FROM %5$s AS h WHERE h.key = t.%3$I)
+                      AND %7$s()
                     WITH CASCADED CHECK OPTION;
-                GRANT SELECT, INSERT, UPDATE, DELETE
-                    ON %1$s.reshard_all_%2$s, %1$s.reshard_shown_%2$s, %1$s.reshard_incoming_%2$s TO PUBLIC;
-                DO %6$L;
+                DO %15$L;
+                GRANT SELECT, INSERT, UPDATE, DELETE ON %9$s, %10$s, %11$s TO PUBLIC;
+                GRANT EXECUTE ON FUNCTION %7$s(), %8$s() TO PUBLIC;
+                DO %14$L;
                 $remote$,
-                rs, o, r.remote_key, remote,
+                rs, o, r.remote_key, remote, q[1], q[2], q[3], q[4], q[5], q[6], q[7], names[2],
                 format($trigger$BEGIN
                     IF pg_catalog.current_setting('subsetting_reshard.through_%s', true) IS DISTINCT FROM 'on' THEN
                         RAISE EXCEPTION 'cannot write to %% directly while it is resharded', TG_TABLE_NAME::text
@@ -157,21 +177,41 @@ BEGIN
                     FOR g IN SELECT quote_ident(rolname) FROM pg_catalog.pg_roles
                              WHERE pg_catalog.has_column_privilege(oid, %L::pg_catalog.regclass, %L, 'SELECT')
                                AND rolname !~ '^pg_' LOOP
-                        EXECUTE 'GRANT SELECT ON %s.reshard_hidden_%s TO ' || g;
+                        EXECUTE %L || g;
                     END LOOP;
-                END$grants$, remote, r.remote_key, rs, o)));
+                END$grants$, remote, r.remote_key, format('GRANT SELECT ON %s TO ', q[1])),
+                -- what the schema's default privileges granted on them, revoked
+                -- (in the transaction that made them, before the grants)
+                format($revoke$DECLARE x record;
+                BEGIN
+                    FOR x IN SELECT DISTINCT o.what, a.grantee
+                             FROM (SELECT 'TABLE ' || c.oid::pg_catalog.regclass::pg_catalog.text AS what,
+                                          c.relacl AS acl, c.relowner AS owner
+                                   FROM pg_catalog.pg_class c
+                                   WHERE c.oid IN (%1$L::pg_catalog.regclass, %2$L::pg_catalog.regclass,
+                                                   %3$L::pg_catalog.regclass, %4$L::pg_catalog.regclass)
+                                   UNION ALL
+                                   SELECT 'FUNCTION ' || p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proacl, p.proowner
+                                   FROM pg_catalog.pg_proc p
+                                   WHERE p.oid IN (%5$L::pg_catalog.regprocedure, %6$L::pg_catalog.regprocedure)) AS o,
+                                  pg_catalog.aclexplode(o.acl) AS a
+                             WHERE a.grantee <> o.owner LOOP
+                        EXECUTE pg_catalog.format('REVOKE ALL ON %%s FROM %%s', x.what,
+                                                  CASE x.grantee WHEN 0 THEN 'PUBLIC'
+                                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(x.grantee)) END);
+                    END LOOP;
+                END$revoke$, q[1], q[5], q[6], q[7], q[3] || '()', q[4] || '()')));
             SELECT format_type(atttypid, atttypmod) INTO STRICT key_type FROM pg_attribute
             WHERE attrelid = r.source AND quote_ident(attname) = s.key;
             EXECUTE format('CREATE FOREIGN TABLE %I.%I (key %s) SERVER %I OPTIONS (schema_name %L, table_name %L, batch_size %L)',
-                           schema_name, 'reshard_hidden_' || o, key_type, r.server, r.remote_schema,
-                           'reshard_hidden_' || o, '1000');
-            s.hidden_keys[r.i] := format('%I.%I', schema_name, 'reshard_hidden_' || o)::regclass;
+                           schema_name, names[1], key_type, r.server, r.remote_schema, names[1], '1000');
+            s.hidden_keys[r.i] := format('%I.%I', schema_name, names[1])::regclass;
             -- Removing, the rows that enter a foreign partition that stays
             -- are written into its shard's table, hidden, not into a table here.
             IF r.receives THEN
                 EXECUTE format('DROP TABLE %s', s.shadows[r.i]::regclass);
                 EXECUTE (SELECT format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                                       schema_name, 'reshard_incoming_' || o,
+                                       schema_name, names[7],
                                        string_agg(format('%I %s OPTIONS (column_name %L)%s', a.attname,
                                                          format_type(a.atttypid, a.atttypmod),
                                                          coalesce((SELECT substr(x, 13) FROM unnest(fa.attfdwoptions) AS x
@@ -181,27 +221,27 @@ BEGIN
                                                                           pg_get_expr(d.adbin, d.adrelid))
                                                               ELSE '' END),
                                                   ', ' ORDER BY a.attnum),
-                                       r.server, r.remote_schema, 'reshard_incoming_' || o)
+                                       r.server, r.remote_schema, names[7])
                          FROM pg_attribute a
                          JOIN pg_attribute fa ON fa.attrelid = r.source AND fa.attname = a.attname
                          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                          WHERE a.attrelid = s.parent AND a.attnum > 0 AND NOT a.attisdropped);
-                s.shadows[r.i] := format('%I.%I', schema_name, 'reshard_incoming_' || o)::regclass;
+                s.shadows[r.i] := format('%I.%I', schema_name, names[7])::regclass;
             END IF;
         WHEN 'point' THEN
             EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (%s schema_name %L, %s table_name %L)', r.source::regclass,
                            CASE WHEN EXISTS (SELECT FROM unnest(current_options) AS x WHERE x LIKE 'schema\_name=%') THEN 'SET' ELSE 'ADD' END,
                            r.remote_schema,
                            CASE WHEN EXISTS (SELECT FROM unnest(current_options) AS x WHERE x LIKE 'table\_name=%') THEN 'SET' ELSE 'ADD' END,
-                           CASE WHEN r.receives THEN 'reshard_shown_' ELSE 'reshard_all_' END || o);
+                           CASE WHEN r.receives THEN names[6] ELSE names[5] END);
         WHEN 'arm' THEN
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
                 SET LOCAL lock_timeout = %3$L;
-                CREATE OR REPLACE TRIGGER reshard_direct_writes_%2$s AFTER INSERT OR UPDATE OR DELETE ON %4$s
-                    FOR EACH ROW EXECUTE FUNCTION %1$s.reshard_refuse_direct_%2$s();
-                CREATE OR REPLACE TRIGGER reshard_direct_truncate_%2$s BEFORE TRUNCATE ON %4$s
-                    FOR EACH STATEMENT EXECUTE FUNCTION %1$s.reshard_refuse_direct_%2$s();
-                $remote$, rs, o, lock_ms || 'ms', remote));
+                CREATE OR REPLACE TRIGGER %5$I AFTER INSERT OR UPDATE OR DELETE ON %4$s
+                    FOR EACH ROW EXECUTE FUNCTION %1$s();
+                CREATE OR REPLACE TRIGGER %6$I BEFORE TRUNCATE ON %4$s
+                    FOR EACH STATEMENT EXECUTE FUNCTION %1$s();
+                $remote$, q[4], o, lock_ms || 'ms', remote, names[8], names[9]));
             -- Removing, the rows written into it are found by their key
             -- (to verify them, and to delete them if the call is undone): a
             -- row of another bucket already there could be taken for one.
@@ -223,23 +263,23 @@ BEGIN
             LOOP
                 EXECUTE format('SELECT n FROM %s.dblink(%L, %L) AS x(n bigint)', dblink, r.server, format($remote$
                     WITH mark AS MATERIALIZED (SELECT pg_catalog.set_config('subsetting_reshard.through_%2$s', 'on', true)),
-                         k AS (DELETE FROM %1$s.reshard_hidden_%2$s
-                               WHERE ctid = ANY (ARRAY(SELECT ctid FROM %1$s.reshard_hidden_%2$s LIMIT 10000))
+                         k AS (DELETE FROM %1$s
+                               WHERE ctid = ANY (ARRAY(SELECT ctid FROM %1$s LIMIT 10000))
                                RETURNING key),
                          d AS (DELETE FROM %3$s WHERE %4$I IN (SELECT key FROM k) AND EXISTS (SELECT FROM mark))
                     SELECT count(*) FROM k
-                    $remote$, rs, o, remote, r.remote_key))
+                    $remote$, q[1], o, remote, r.remote_key))
                 INTO hidden_rows;
                 EXIT WHEN hidden_rows = 0;
             END LOOP;
         WHEN 'restore' THEN
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
                 SET LOCAL lock_timeout = %3$L;
-                DROP TRIGGER IF EXISTS reshard_direct_writes_%2$s ON %4$s;
-                DROP TRIGGER IF EXISTS reshard_direct_truncate_%2$s ON %4$s;
-                $remote$, rs, o, lock_ms || 'ms', remote));
+                DROP TRIGGER IF EXISTS %1$I ON %4$s;
+                DROP TRIGGER IF EXISTS %2$I ON %4$s;
+                $remote$, names[8], names[9], lock_ms || 'ms', remote));
             IF EXISTS (SELECT FROM unnest(current_options) AS x
-                       WHERE x IN ('table_name=reshard_all_' || o, 'table_name=reshard_shown_' || o)) THEN
+                       WHERE x IN ('table_name=' || names[5], 'table_name=' || names[6])) THEN
                 EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (%s, %s)', r.source::regclass,
                                CASE WHEN EXISTS (SELECT FROM unnest(original) AS x WHERE x LIKE 'schema\_name=%')
                                     THEN format('SET schema_name %L', r.remote_schema) ELSE 'DROP schema_name' END,
@@ -252,15 +292,24 @@ BEGIN
             s.hidden_keys[r.i] := NULL;
         WHEN 'drop' THEN
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
-                DROP VIEW IF EXISTS %1$s.reshard_shown_%2$s, %1$s.reshard_incoming_%2$s, %1$s.reshard_all_%2$s;
-                DROP FUNCTION IF EXISTS %1$s.reshard_mark_%2$s(), %1$s.reshard_refuse_direct_%2$s();
-                DROP TABLE IF EXISTS %1$s.reshard_hidden_%2$s;
-                $remote$, rs, o));
+                DROP VIEW IF EXISTS %6$s, %7$s, %5$s;
+                DROP FUNCTION IF EXISTS %3$s(), %4$s();
+                DROP TABLE IF EXISTS %1$s;
+                $remote$, VARIADIC q));
         ELSE
             RAISE EXCEPTION 'unknown action %', action;
         END CASE;
     END LOOP;
-    IF action = 'restore' THEN
+    IF action = 'create' THEN
+        -- Nor here may anybody but the owner use the foreign tables made
+        -- (the schema's default privileges revoked, as reshard_phase_setup does).
+        FOR g IN SELECT DISTINCT c.oid, a.grantee FROM pg_class c, aclexplode(c.relacl) AS a
+                 WHERE c.oid = ANY (s.hidden_keys || s.shadows) AND c.oid IS DISTINCT FROM s.partition
+                   AND c.relkind = 'f' AND a.grantee <> c.relowner LOOP
+            EXECUTE format('REVOKE ALL ON TABLE %s FROM %s', g.oid::regclass,
+                           CASE g.grantee WHEN 0 THEN 'PUBLIC' ELSE g.grantee::regrole::text END);
+        END LOOP;
+    ELSIF action = 'restore' THEN
         s.hidden_keys := NULL;
     ELSIF action = 'drop' THEN
         s.shard_options := NULL;

@@ -24,6 +24,7 @@ CREATE TABLE reshard_state (
     new_parent oid,
     log oid,
     log_sequence oid,
+    name_key text NOT NULL,              -- random: the names of what the engine makes (reshard_object_name)
     catalog text[],                      -- what the checks saw (reshard_catalog_check)
     validate text[],                     -- foreign keys to validate after the cutover
     foreign_keys text[],                 -- then the parent's own, added again (attaching the partitions')

@@ -63,6 +63,9 @@ DECLARE
     s_stx oid[];
     readded oid[];              -- constraints added again NOT VALID
     two_phase boolean;
+    -- (of the names objects go through: random, so that no other role can
+    -- take one first in the schema)
+    temp_suffix text := '_' || left(replace(gen_random_uuid()::text, '-', ''), 16);
     bad text;
     r record;
 BEGIN
@@ -237,14 +240,15 @@ BEGIN
                          JOIN pg_index x ON x.indrelid = shadow JOIN pg_class sc ON sc.oid = x.indexrelid
                          WHERE sc.relname = oc.relname AND sc.oid <> p.s);
     IF two_phase THEN
-        SELECT sql || coalesce(array_agg(format('ALTER INDEX %I.%I RENAME TO %I', nsp, sc.relname, 'reshard_takeover_' || sc.oid)
+        SELECT sql || coalesce(array_agg(format('ALTER INDEX %I.%I RENAME TO %I', nsp, sc.relname,
+                                                'reshard_takeover_' || sc.oid || temp_suffix)
                                          ORDER BY sc.oid), '{}')
         INTO sql
         FROM unnest(o_idx, s_idx) AS p(o, s) JOIN pg_class oc ON oc.oid = p.o JOIN pg_class sc ON sc.oid = p.s
         WHERE sc.relname <> oc.relname;
     END IF;
     SELECT sql || coalesce(array_agg(format('ALTER INDEX %I.%I RENAME TO %I', nsp,
-                                            CASE WHEN two_phase THEN 'reshard_takeover_' || sc.oid ELSE sc.relname END,
+                                            CASE WHEN two_phase THEN 'reshard_takeover_' || sc.oid || temp_suffix ELSE sc.relname END,
                                             oc.relname) ORDER BY sc.oid), '{}')
     INTO sql
     FROM unnest(o_idx, s_idx) AS p(o, s) JOIN pg_class oc ON oc.oid = p.o JOIN pg_class sc ON sc.oid = p.s
@@ -285,13 +289,13 @@ BEGIN
                          WHERE sc.conname = oc.conname AND sc.oid <> p.s);
     IF two_phase THEN
         SELECT sql || coalesce(array_agg(format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', tbl, sc.conname,
-                                                'reshard_takeover_' || sc.oid) ORDER BY sc.oid), '{}')
+                                                'reshard_takeover_' || sc.oid || temp_suffix) ORDER BY sc.oid), '{}')
         INTO sql
         FROM unnest(o_con, s_con) AS p(o, s) JOIN pg_constraint oc ON oc.oid = p.o JOIN pg_constraint sc ON sc.oid = p.s
         WHERE sc.conname <> oc.conname;
     END IF;
     SELECT sql || coalesce(array_agg(format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', tbl,
-                                            CASE WHEN two_phase THEN 'reshard_takeover_' || sc.oid ELSE sc.conname END,
+                                            CASE WHEN two_phase THEN 'reshard_takeover_' || sc.oid || temp_suffix ELSE sc.conname END,
                                             oc.conname) ORDER BY sc.oid), '{}')
     INTO sql
     FROM unnest(o_con, s_con) AS p(o, s) JOIN pg_constraint oc ON oc.oid = p.o JOIN pg_constraint sc ON sc.oid = p.s
@@ -421,7 +425,7 @@ BEGIN
                          JOIN pg_statistic_ext sx ON sx.stxrelid = shadow
                          WHERE sx.stxname = ox.stxname AND sx.oid <> p.s);
     FOR r IN SELECT sn.nspname AS s_schema, sx.stxname AS s_name, on_.nspname AS o_schema, ox.stxname AS o_name,
-                    'reshard_takeover_' || sx.oid AS temp_name
+                    'reshard_takeover_' || sx.oid || temp_suffix AS temp_name
              FROM unnest(o_stx, s_stx) AS p(o, s) JOIN pg_statistic_ext ox ON ox.oid = p.o
              JOIN pg_statistic_ext sx ON sx.oid = p.s
              JOIN pg_namespace on_ ON on_.oid = ox.stxnamespace JOIN pg_namespace sn ON sn.oid = sx.stxnamespace
@@ -440,7 +444,7 @@ BEGIN
     END LOOP;
     IF two_phase THEN
         SELECT sql || coalesce(array_agg(format('ALTER STATISTICS %I.%I RENAME TO %I', on_.nspname,
-                                                'reshard_takeover_' || sx.oid, ox.stxname) ORDER BY sx.oid), '{}')
+                                                'reshard_takeover_' || sx.oid || temp_suffix, ox.stxname) ORDER BY sx.oid), '{}')
         INTO sql
         FROM unnest(o_stx, s_stx) AS p(o, s) JOIN pg_statistic_ext ox ON ox.oid = p.o JOIN pg_statistic_ext sx ON sx.oid = p.s
         JOIN pg_namespace on_ ON on_.oid = ox.stxnamespace
