@@ -67,16 +67,24 @@ const utf8hex = (s) => Buffer.from(s, 'utf8').toString('hex');
 const arr = (list) => `{${list.join(',')}}`;
 
 function psql(sql) {
+  const started = Date.now();
   const out = execFileSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-f', '-'], {
     input: sql,
     maxBuffer: 1 << 30,
     encoding: 'utf8',
   });
+  if (process.env.CLIENT_CROSSCHECK_VERBOSE) console.log(`  psql: ${Date.now() - started} ms: ${sql.slice(0, 60).replace(/\s+/g, ' ')}`);
   return out.split('\n').filter((line, i, all) => i < all.length - 1 || line !== '');
 }
 
 let passed = 0;
 let failed = 0;
+// an error of the check itself (psql failing, a bug here) is one failure more
+process.on('uncaughtException', (e) => {
+  console.log(`crosscheck stopped: ${e.stack || e}`);
+  console.log(`${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+});
 const shown = new Map();
 function check(fn, input, expected, actualThunk) {
   let actual;
@@ -129,6 +137,28 @@ psql('SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS subsetti
     check('xxh3_64(bytea)', input, x, () => lib.xxh3_64(c.bytes));
     check('jumpbackhash(bytea)', `${input}, ${c.n}`, b, () => lib.jumpbackhash(c.bytes, c.n));
     check('jumphash(bytea)', `${input}, ${c.n}`, j, () => lib.jumphash(c.bytes, c.n));
+  });
+}
+
+// ---- uuid keys: their 16 bytes ----
+{
+  const cases = [];
+  for (let i = 0; i < 2000; i++) {
+    const b = new Uint8Array(16);
+    for (let j = 0; j < 16; j++) b[j] = chance(0.05) ? 0 : below(256);
+    cases.push({ bytes: b, n: randomBuckets() });
+  }
+  const rows = psql(`SELECT u::text, xxh3_64(u), jumpbackhash(u, n), jumphash(u, n), jumpbackanchorhash(u, n, '{}')
+    FROM (SELECT h::uuid AS u, n, i
+          FROM unnest(ARRAY[${cases.map((c) => `'${hex(c.bytes)}'`).join(',')}]::text[],
+                      ARRAY[${cases.map((c) => c.n).join(',')}]::int[]) WITH ORDINALITY AS v(h, n, i)) s
+    ORDER BY i;`);
+  cases.forEach((c, i) => {
+    const [u, x, b, j, a] = rows[i].split('|');
+    check('xxh3_64(uuid)', u, x, () => lib.xxh3_64(c.bytes));
+    check('jumpbackhash(uuid)', `${u}, ${c.n}`, b, () => lib.jumpbackhash(c.bytes, c.n));
+    check('jumphash(uuid)', `${u}, ${c.n}`, j, () => lib.jumphash(c.bytes, c.n));
+    check('jumpbackanchorhash(uuid)', `${u}, ${c.n}`, a, () => lib.jumpbackanchorhash(c.bytes, c.n));
   });
 }
 
@@ -305,6 +335,59 @@ psql('SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS subsetti
       check('ring_handoff_nodes(text)', `${label}, ${t}, ${x.count}`, th, () => fmt(ring.handoffNodes(x.text, x.count)));
       check('ring_partition_nodes', `${label}, ${x.partition}`, pn, () => fmt(ring.partitionNodes(x.partition)));
       check('ring_partition_handoff_nodes', `${label}, ${x.partition}, ${x.count}`, ph, () => fmt(ring.partitionHandoffNodes(x.partition, x.count)));
+    });
+  });
+}
+
+// ---- arguments: the library refuses exactly what the extension refuses ----
+{
+  const I = INT32_MAX;
+  const edge = () => pick([-I - 1, -2, -1, 0, 1, 2, 3, 10, 65535, 65536, 65537, 2 ** 24, 2 ** 24 + 1, 2 ** 30, I - 1, I]);
+  const valid = (f, b, k) => f >= 0 && b >= 1 && k >= 0;
+  const cases = [];
+  while (cases.length < 1500) {
+    const kind = below(5);
+    if (kind === 0) {
+      const key = randomKey();
+      const n = edge();
+      cases.push({ sql: `jumpbackhash(${key}, ${n})`, run: () => lib.jumpbackhash(key, n) });
+    } else if (kind === 1) {
+      const [f, b, k, sc] = [edge(), edge(), chance(0.5) ? edge() : between(-1, 5), chance(0.5)];
+      const members = Math.min(k, b);
+      if (valid(f, b, k) && members > 100000 && members <= 2 ** 24) continue; // allowed but slow: checked above
+      cases.push({ sql: `ringsteady_subset(${f}, ${b}, ${k}, ${sc})`, run: () => lib.ringsteadySubset(f, b, k, sc) });
+    } else if (kind === 2) {
+      const [f, b, k, l] = [edge(), edge(), chance(0.5) ? edge() : between(-1, 50), edge()];
+      const count = Math.min(k, b);
+      const steps = count > 0 && b >= 1 && l >= 1 ? (Math.min(count + 1, Math.floor((b - 1) / l) + 1) + 1) * l : 0;
+      if (valid(f, b, k) && l >= 1 && l <= 65536 && count <= 2 ** 24 && steps > 300000 && steps <= 2 ** 30) continue;
+      cases.push({ sql: `rocksteadier_subset(${f}, ${b}, ${k}, ${l})`, run: () => lib.rocksteadierSubset(f, b, k, l) });
+    } else if (kind === 3) {
+      const key = randomKey();
+      const b = pick([-1, 0, 1, 2, 5]);
+      const r = Array.from({ length: below(4) }, () => between(-1, 5));
+      cases.push({ sql: `jumpbackanchorhash(${key}, ${b}, '${arr(r)}'::int[])`, run: () => lib.jumpbackanchorhash(key, b, r) });
+    } else {
+      const b = pick([0, 1, 3, 5]);
+      const r = Array.from({ length: below(3) }, () => between(0, 4));
+      const x = between(-1, 5);
+      cases.push({ sql: `jumpbackanchorhash_remove_bucket(${b}, '${arr(r)}'::int[], ${x})`, run: () => lib.jumpbackanchorhashRemoveBucket(b, r, x) });
+    }
+  }
+  const rows = psql(`CREATE FUNCTION pg_temp.refused(q text) RETURNS text LANGUAGE plpgsql AS $f$
+      BEGIN EXECUTE 'SELECT (' || q || ') IS NULL'; RETURN 'accepted';
+      EXCEPTION WHEN invalid_parameter_value OR program_limit_exceeded OR numeric_value_out_of_range THEN RETURN 'refused';
+      END $f$;
+    SELECT pg_temp.refused(q) FROM unnest(ARRAY[${cases.map((c) => `$q$${c.sql}$q$`).join(',')}]) WITH ORDINALITY AS u(q, i) ORDER BY i;`);
+  cases.forEach((c, i) => {
+    check('argument checks', c.sql, rows[i], () => {
+      try {
+        c.run();
+        return 'accepted';
+      } catch (e) {
+        if (e instanceof RangeError) return 'refused';
+        throw e;
+      }
     });
   });
 }

@@ -6,13 +6,15 @@ export const MAX_SUBSET_MEMBERS = 1 << 24;
 export const MAX_LOT_SIZE = 65536;
 export const MAX_ROCKSTEADIER_STEPS = 2 ** 30;
 
-function reverse64(x) {
-  let r = 0n;
-  for (let i = 0; i < 64; i++) {
-    r = (r << 1n) | (x & 1n);
-    x >>= 1n;
-  }
-  return r;
+// reverse_bits64 of a frontend (< 2^32): its 32 bits reversed, in the high half
+function reverseFrontend(frontend) {
+  let x = frontend >>> 0;
+  x = ((x >>> 1) & 0x55555555) | ((x & 0x55555555) << 1);
+  x = ((x >>> 2) & 0x33333333) | ((x & 0x33333333) << 2);
+  x = ((x >>> 4) & 0x0f0f0f0f) | ((x & 0x0f0f0f0f) << 4);
+  x = ((x >>> 8) & 0x00ff00ff) | ((x & 0x00ff00ff) << 8);
+  x = (x >>> 16) | (x << 16);
+  return BigInt(x >>> 0) << 32n;
 }
 
 function log2(x) {
@@ -41,7 +43,7 @@ function countBackendsBefore(backends, width, limit) {
 }
 
 function startRank(frontend, backends, backendScaling) {
-  const position = reverse64(BigInt(frontend));
+  const position = reverseFrontend(frontend);
   let rank;
   if (backendScaling) {
     rank = Number((position * BigInt(backends) + MASK64) >> 64n);
