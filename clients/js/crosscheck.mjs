@@ -3,8 +3,8 @@
 // random inputs (seed printed; set it with CLIENT_CROSSCHECK_SEED), has the
 // extension compute the expected values through psql (PGHOST, PGPORT, PGUSER,
 // PGDATABASE), and compares them with the library's.  Installs nothing (run
-// ./setup once first); the last line is "N passed, M failed", and the exit
-// status is non-zero on any failure.
+// ./setup once first); CLIENT_CROSSCHECK_VERBOSE=1 times each query.  The last
+// line is "N passed, M failed", and the exit status is non-zero on any failure.
 import { execFileSync } from 'node:child_process';
 import * as lib from './src/index.js';
 
