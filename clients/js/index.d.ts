@@ -1,0 +1,82 @@
+// Types of the subsetting client (src/index.js).
+
+/** An integer key, taken as its 64 bits: a BigInt in [-2^63, 2^64) or a safe-integer Number. */
+export type IntegerKey = bigint | number;
+/** A text key (hashed as its UTF-8 bytes) or a bytes key (hashed as it is), through XXH3-64. */
+export type HashedKey = string | Uint8Array;
+export type Key = IntegerKey | HashedKey;
+
+/** XXH3-64 (seed 0) of a string's UTF-8 bytes or of bytes, signed, as the extension's xxh3_64. */
+export function xxh3_64(key: HashedKey): bigint;
+/** The bucket in [0, buckets) by JumpBackHash (hash4j, SplitMix64); buckets 1 to 2^31 - 1. */
+export function jumpbackhash(key: Key, buckets: number): number;
+/** The bucket in [0, buckets) by Lamping and Veach's jump consistent hash; buckets 1 to 2^31 - 1. */
+export function jumphash(key: Key, buckets: number): number;
+
+/** SplitMix64 (Java's SplittableRandom), the generator JumpBackHash draws from. */
+export class SplitMix64 {
+  constructor(seed: bigint);
+  state: bigint;
+  next(): bigint;
+}
+
+/** The most removed buckets of a JumpBackAnchorHash set (2^20). */
+export const MAX_REMOVED: number;
+
+/** A JumpBackAnchorHash set, checked and decoded once for many lookups. */
+export class JumpBackAnchorSet {
+  constructor(buckets: number, removed?: readonly number[]);
+  static fromState(state: Uint8Array): JumpBackAnchorSet;
+  readonly buckets: number;
+  readonly removed: readonly number[];
+  isRemoved(bucket: number): boolean;
+  bucket(key: Key): number;
+  state(): Uint8Array;
+}
+
+/** jumpbackanchorhash(key, buckets, removed) or jumpbackanchorhash(key, state). */
+export function jumpbackanchorhash(key: Key, buckets: number, removed?: readonly number[]): number;
+export function jumpbackanchorhash(key: Key, state: Uint8Array): number;
+/** jumpbackanchorhash_state: the state bytes (int32 little-endian: buckets, then removed oldest first). */
+export function jumpbackanchorhashState(buckets: number, removed?: readonly number[]): Uint8Array;
+/** jumpbackanchorhash_buckets and jumpbackanchorhash_removed of state bytes. */
+export function jumpbackanchorhashFromState(state: Uint8Array): { buckets: number; removed: number[] };
+/** hash4j's addBucket(). */
+export function jumpbackanchorhashAddBucket(buckets: number, removed?: readonly number[]): { buckets: number; removed: number[]; bucket: number };
+/** hash4j's removeBucket(bucket). */
+export function jumpbackanchorhashRemoveBucket(buckets: number, removed: readonly number[], bucket: number): { buckets: number; removed: number[] };
+
+export const MAX_SUBSET_MEMBERS: number;
+export const MAX_LOT_SIZE: number;
+/** ringsteady_subset: the backends frontend `frontend` connects to, in ring order. */
+export function ringsteadySubset(frontend: number, backends: number, subsetSize: number, backendScaling?: boolean): number[];
+/** rocksteadier_subset: shuffled lots of backends in Ringsteady order (lotSize 1 to 65536, default 10). */
+export function rocksteadierSubset(frontend: number, backends: number, subsetSize: number, lotSize?: number): number[];
+
+export interface RingNode {
+  readonly id: number;
+  readonly zone: number;
+  readonly region: number;
+  readonly weight: number;
+}
+
+/** A partition ring read from the extension's text form (`SELECT ring::text`). */
+export class PartitionRing {
+  static parse(text: string): PartitionRing;
+  readonly partPower: number;
+  readonly replicas: number;
+  readonly seed: bigint;
+  /** The nodes, sorted by id. */
+  readonly nodes: readonly RingNode[];
+  readonly partitions: number;
+  /** ring_partition: an integer key's top partPower bits as they are; a text or bytes key's XXH3-64's. */
+  partition(key: Key): number;
+  /** ring_nodes: node ids of the key's replicas, primary first. */
+  nodesOf(key: Key): number[];
+  /** ring_partition_nodes. */
+  partitionNodes(partition: number): number[];
+  /** ring_handoff_nodes: up to count (default 3) further nodes, in Swift's get_more_nodes order. */
+  handoffNodes(key: Key, count?: number): number[];
+  /** ring_partition_handoff_nodes. */
+  partitionHandoffNodes(partition: number, count?: number): number[];
+}
