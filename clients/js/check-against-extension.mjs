@@ -13,7 +13,7 @@ if (!/^\d+$/.test(seedText)) {
   console.error(`CLIENT_CROSSCHECK_SEED must be a non-negative integer, got "${seedText}"`);
   process.exit(2);
 }
-console.log(`crosscheck (js): seed ${seedText} (CLIENT_CROSSCHECK_SEED=${seedText} repeats this run)`);
+console.log(`check-against-extension (js): seed ${seedText} (CLIENT_CROSSCHECK_SEED=${seedText} repeats this run)`);
 
 // the inputs' own generator (xorshift-multiply, independent of the library's code)
 let state = BigInt(seedText) ^ 0x5deece66dn;
@@ -81,7 +81,7 @@ let passed = 0;
 let failed = 0;
 // an error of the check itself (psql failing, a bug here) is one failure more
 process.on('uncaughtException', (e) => {
-  console.log(`crosscheck stopped: ${e.stack || e}`);
+  console.log(`check-against-extension stopped: ${e.stack || e}`);
   console.log(`${passed} passed, ${failed + 1} failed`);
   process.exit(1);
 });
