@@ -68,7 +68,10 @@ func malformed(format string, args ...interface{}) error {
 // partition_ring input does: sizes within the limits, node ids distinct,
 // weights finite and non-negative with enough positive ones, the assignment
 // of Replicas rows of 2^PartPower known node ids, the replicas of each
-// partition on distinct nodes.
+// partition on distinct nodes.  It reads the JSON with encoding/json, which
+// is laxer than the extension in two ways that never change a lookup: key
+// names match case-insensitively, and a key given twice keeps its last value.
+// Error messages and the order of the checks may differ from the extension's.
 func ParseRing(text []byte) (*Ring, error) {
 	var j ringJSON
 	dec := json.NewDecoder(bytes.NewReader(text))
