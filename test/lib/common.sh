@@ -34,7 +34,8 @@ PROJECT_PACKAGES=(
 	"postgresql-$DEBIAN_PG_MAJOR" "postgresql-client-$DEBIAN_PG_MAJOR" "postgresql-server-dev-$DEBIAN_PG_MAJOR"
 	make gcc clang-14 llvm-14 libclang-rt-14-dev valgrind binutils git procps
 	gnuplot-nox
-	libxxhash-dev xxhash python3-xxhash nodejs
+	golang-go nodejs
+	libxxhash-dev xxhash python3-xxhash
 	libssl-dev
 	python3-swift
 	libipc-run-perl

@@ -1,0 +1,3 @@
+module subsetting/clients/go
+
+go 1.19
