@@ -20,6 +20,7 @@ OBJS = \
 	src/reshard_xact.o \
 	src/reshard_steps.o \
 	src/reshard_cutover.o \
+	src/reshard_acl.o \
 	src/reshard_shards.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
@@ -140,6 +141,7 @@ REGRESS = \
 	engine_undo \
 	reshard_settings \
 	reshard_privileges \
+	reshard_grants \
 	reshard_definition_changes \
 	partition_hash \
 	ringsteady \
