@@ -20,6 +20,7 @@ OBJS = \
 	src/reshard_xact.o \
 	src/reshard_steps.o \
 	src/reshard_cutover.o \
+	src/reshard_acl.o \
 	src/reshard_shards.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
@@ -144,6 +145,7 @@ REGRESS = \
 	reshard_settings \
 	reshard_privileges \
 	reshard_names \
+	reshard_grants \
 	reshard_definition_changes \
 	partition_hash \
 	ringsteady \

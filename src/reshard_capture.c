@@ -37,7 +37,9 @@
 
 /*
  * The log's columns: seq bigint, partition oid, op "char", old_row and
- * new_row (of the parent's row type).
+ * new_row (of the new parent's row type: the table's columns when the
+ * resharding began, which no change of the table's own definition
+ * reaches; reshard_phase_setup).
  */
 #define LOG_COLUMNS 5
 #define LOG_OLD_ROW 3
@@ -50,9 +52,46 @@ typedef struct capture_cache
 	Oid			partition;		/* the relation the trigger is on */
 	Oid			log;
 	Oid			sequence;
-	TupleDesc	row_desc;		/* the parent's row type */
-	TupleConversionMap *map;	/* partition -> parent row type, or NULL */
+	TupleDesc	row_desc;		/* the log's row type */
+	TupleConversionMap *map;	/* partition -> the log's row type, or NULL */
+	bool		changed;		/* the partition's columns are no longer the log's */
 } capture_cache;
+
+/*
+ * Whether the columns of partition are those of the log's row type (by
+ * name, type, type modifier and collation; dropped ones aside): not once the table's
+ * columns were changed during the resharding (ALTER TABLE ... ALTER COLUMN
+ * ... TYPE, ADD or DROP COLUMN).
+ */
+static bool
+same_columns(TupleDesc partition, TupleDesc row)
+{
+	int			live = 0;
+
+	for (int i = 0; i < partition->natts; i++)
+		if (!TupleDescAttr(partition, i)->attisdropped)
+			live++;
+	for (int i = 0; i < row->natts; i++)
+	{
+		Form_pg_attribute r = TupleDescAttr(row, i);
+		bool		found = false;
+
+		if (r->attisdropped)
+			continue;
+		live--;
+		for (int j = 0; j < partition->natts && !found; j++)
+		{
+			Form_pg_attribute p = TupleDescAttr(partition, j);
+
+			found = !p->attisdropped && strcmp(NameStr(p->attname), NameStr(r->attname)) == 0 &&
+				p->atttypid == r->atttypid && p->atttypmod == r->atttypmod &&
+				p->attcollation == r->attcollation;
+		}
+		if (!found)
+			return false;
+	}
+	return live == 0;
+}
 
 static Oid
 trigger_oid_argument(Trigger *trigger, int i)
@@ -81,7 +120,9 @@ capture_cache_for(FunctionCallInfo fcinfo, TriggerData *data, Relation log)
 		cache->log = RelationGetRelid(log);
 		cache->sequence = trigger_oid_argument(data->tg_trigger, 1);
 		cache->row_desc = lookup_rowtype_tupdesc_copy(row_column->atttypid, -1);
-		cache->map = convert_tuples_by_name(RelationGetDescr(data->tg_relation), cache->row_desc);
+		cache->changed = !same_columns(RelationGetDescr(data->tg_relation), cache->row_desc);
+		if (!cache->changed)
+			cache->map = convert_tuples_by_name(RelationGetDescr(data->tg_relation), cache->row_desc);
 		MemoryContextSwitchTo(old);
 		fcinfo->flinfo->fn_extra = cache;
 	}
@@ -122,7 +163,12 @@ PG_FUNCTION_INFO_V1(reshard_capture);
 /*
  * AFTER INSERT OR UPDATE OR DELETE FOR EACH ROW on an old partition, with
  * the log's OID and its sequence's OID as arguments: appends (seq,
- * partition, op, old row, new row).  TRUNCATE (a statement trigger) is refused: the shadows
+ * partition, op, old row, new row).  Once the partition's columns are no
+ * longer the log's (changed during the resharding), a write is logged as
+ * op 'x' without rows: the log can no longer bring the copies up to date,
+ * and applying it fails (reshard_apply_log), even if the columns were
+ * changed back meanwhile (the definition check would then see nothing).
+ * TRUNCATE (a statement trigger) is refused: the shadows
  * hold copies of the partition's rows mixed with others'.
  */
 Datum
@@ -158,7 +204,9 @@ reshard_capture(PG_FUNCTION_ARGS)
 				 errmsg("reshard_capture must be a row trigger, or a TRUNCATE trigger")));
 
 	cache = capture_cache_for(fcinfo, data, log);
-	if (TRIGGER_FIRED_BY_INSERT(event))
+	if (cache->changed)
+		op = 'x';
+	else if (TRIGGER_FIRED_BY_INSERT(event))
 	{
 		op = 'i';
 		values[LOG_OLD_ROW + 1] = row_image(cache, data->tg_trigtuple);

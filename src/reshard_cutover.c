@@ -19,6 +19,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "reshard_acl.h"
 #include "reshard_engine.h"
 #include "table_owner.h"
 
@@ -191,6 +192,7 @@ unit_cutover(engine *e)
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), e->budget_ms);
 	table_owner_context owner;
 	Datum		statements;
+	List	   *grants;
 	ListCell   *cell;
 
 	set_lock_timeout(e->budget_ms);
@@ -206,9 +208,12 @@ unit_cutover(engine *e)
 		stop_triggers(e, lfirst_oid(cell));
 	stop_triggers(e, state_oid(e, STATE_PARTITION));
 	statements = takeover_statements(e);
+	grants = reshard_cutover_grants(e);
 	table_owner_leave(&owner);
 	check_budget(deadline);
 	run_routine(e, ROUTINE_PHASE_CUTOVER, 1, statements, 0);
+	/* the grants exactly, grantors included (reshard_acl.c) */
+	reshard_grants_give_all(grants);
 	stop_budget();
 	check_budget(deadline);
 	return true;

@@ -17,6 +17,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "reshard_acl.h"
 #include "reshard_capture.h"
 #include "reshard_engine.h"
 #include "table_owner.h"
@@ -40,14 +41,19 @@ step_setup(engine *e)
 {
 	table_owner_context owner;
 	Oid			guard = routine_oid(e, ROUTINE_GUARD_TRIGGER);
+	reshard_grants *new_partition_grants;
 	ListCell   *cell;
 
 	run_routine(e, ROUTINE_PHASE_SETUP, 0, 0, 0);
+	new_partition_grants = reshard_new_partition_grants(e);
 	shard_views(e, "create");
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, state_oids(e, STATE_SHADOWS))
 		reshard_guard_start(lfirst_oid(cell), guard);
 	table_owner_leave(&owner);
+	/* the new partition: the partitions' grants before a row is copied into it (again at the cutover) */
+	if (new_partition_grants != NULL)
+		reshard_grants_give(new_partition_grants);
 	return true;
 }
 

@@ -11,7 +11,8 @@
 -- partition whose new bucket is the partition's own is left alone (it stays
 -- where it is); a row written to a foreign partition that holds another
 -- bucket (PostgreSQL updates a key of a foreign partition in place) is an
--- error.  Returns the state with the counts (of the changes applied, of
+-- error.  An entry the capture wrote once the table's columns had changed
+-- (op 'x': reshard_capture) fails the call, naming the change.  Returns the state with the counts (of the changes applied, of
 -- the rows to move: a change to a row that moves counts as one more or one
 -- less, and of the changes the snapshot sees still waiting); the phase is
 -- unchanged.  Past
@@ -57,6 +58,13 @@ BEGIN
         old_bucket := array_position(s.sources, e.partition) - 1;
         -- the bucket of a foreign partition (its rows of that bucket stay in it)
         own := CASE WHEN e.partition = ANY (foreign_sources) THEN old_bucket END;
+        IF e.op = 'x' THEN
+            RAISE EXCEPTION 'table % changed while it was being resharded', s.parent_name
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('%s was written after its columns were changed (ALTER TABLE ... ALTER COLUMN ... TYPE, ADD or DROP COLUMN): the copies cannot receive the write.',
+                                      e.partition::regclass),
+                      HINT = 'Nothing was swapped; the table is as it was.  Call it again: the checks run again.';
+        END IF;
         IF e.op IN ('u', 'd') THEN
             log_row := format('(SELECT (l.old_row).* FROM %s AS l WHERE l.ctid = $1)', s.log::regclass);
             EXECUTE format('SELECT %s, (%s)::text FROM %s AS x', s.new_bucket_sql, s.key, log_row) INTO b, k USING e.ctid;

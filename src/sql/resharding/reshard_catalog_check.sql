@@ -3,7 +3,8 @@
 
 -- As the table's owner.  The first call (after reshard_plan's checks,
 -- before anything is made) records what of the table the checks and the
--- cutover depend on: its partitions, owners, columns, their defaults,
+-- cutover depend on: its partitions, owners, columns, their defaults, the
+-- files of the partitions' rows (a rewrite the capture does not see),
 -- indexes, constraints, statistics objects, triggers, rules, policies,
 -- row-level security, security labels, publications, foreign tables'
 -- servers and options, and the foreign keys that refer to it.  The later
@@ -130,10 +131,20 @@ BEGIN
                           c.relowner::regrole, c.relkind, c.relpersistence, c.relrowsecurity, c.relforcerowsecurity)
             FROM pg_class c WHERE c.oid = ANY (rels)
             UNION ALL
-            SELECT format('%s: column %I %s%s%s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod),
+            -- (rewritten rows: a new file; told apart below)
+            SELECT format('%s: storage %s', c.oid::regclass, c.relfilenode)
+            FROM pg_class c WHERE c.oid = ANY (rels) AND c.oid <> s.partition AND c.relfilenode <> 0
+            UNION ALL
+            SELECT format('%s: column %I %s%s%s%s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod),
+                          CASE WHEN a.attcollation <> t.typcollation
+                               THEN (SELECT format(' collate %I.%I', cn.nspname, co.collname)
+                                     FROM pg_collation co JOIN pg_namespace cn ON cn.oid = co.collnamespace
+                                     WHERE co.oid = a.attcollation)
+                               ELSE '' END,
                           CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
                           CASE WHEN a.attgenerated <> '' THEN ' generated' ELSE '' END)
-            FROM pg_attribute a WHERE a.attrelid = ANY (rels) AND a.attnum > 0 AND NOT a.attisdropped
+            FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+            WHERE a.attrelid = ANY (rels) AND a.attnum > 0 AND NOT a.attisdropped
             UNION ALL
             SELECT format('%s: column %I default %s', d.adrelid::regclass, a.attname, pg_get_expr(d.adbin, d.adrelid))
             FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
@@ -188,10 +199,20 @@ BEGIN
         s.catalog := seen;
         RETURN s;
     END IF;
+    -- A table's file is named only when it changed (its rows rewritten
+    -- without a write the capture sees, as ALTER TABLE ... ALTER COLUMN ...
+    -- TYPE ... USING does; VACUUM FULL and CLUSTER too).
     SELECT string_agg(d, '; ' ORDER BY d) INTO changed FROM (
-        (SELECT 'now ' || x AS d FROM unnest(seen) AS x EXCEPT SELECT 'now ' || x FROM unnest(s.catalog) AS x)
+        (SELECT 'now ' || x AS d FROM unnest(seen) AS x WHERE x !~ ': storage [0-9]+$'
+         EXCEPT SELECT 'now ' || x FROM unnest(s.catalog) AS x)
         UNION ALL
-        (SELECT 'before ' || x FROM unnest(s.catalog) AS x EXCEPT SELECT 'before ' || x FROM unnest(seen) AS x)) AS t;
+        (SELECT 'before ' || x FROM unnest(s.catalog) AS x WHERE x !~ ': storage [0-9]+$'
+         EXCEPT SELECT 'before ' || x FROM unnest(seen) AS x)
+        UNION ALL
+        SELECT format('now %s: its rows were rewritten (ALTER TABLE ... TYPE, VACUUM FULL, CLUSTER)', split_part(a, ': storage ', 1))
+        FROM unnest(s.catalog) AS a JOIN unnest(seen) AS b
+          ON split_part(a, ': storage ', 1) = split_part(b, ': storage ', 1) AND a <> b
+        WHERE a ~ ': storage [0-9]+$' AND b ~ ': storage [0-9]+$') AS t;
     IF changed IS NOT NULL THEN
         RAISE EXCEPTION 'table % changed while it was being resharded', s.parent_name
             USING ERRCODE = 'object_not_in_prerequisite_state',

@@ -79,10 +79,12 @@ BEGIN
                                 ELSE '' END)
              FROM pg_class c WHERE c.oid = s.parent);
     s.new_parent := format('%I.%I', schema_name, new_parent_name)::regclass;
+    -- (its rows of the new parent's row type, not the table's: a column's
+    -- type changed during the call is then the definition check's to name)
     EXECUTE format('CREATE TABLE %I.%I (seq bigint NOT NULL, partition oid NOT NULL, op "char" NOT NULL, old_row %s, new_row %s)',
                    schema_name, log_name,
-                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent),
-                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.parent));
+                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.new_parent),
+                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.new_parent));
     s.log := format('%I.%I', schema_name, log_name)::regclass;
     EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, sequence_name);
     s.log_sequence := format('%I.%I', schema_name, sequence_name)::regclass;

@@ -1,0 +1,51 @@
+/*
+ * src/reshard_acl.h
+ *		The privileges of the tables the resharding engine puts in the place
+ *		of others (reshard_acl.c): copied exactly, grantors included.
+ */
+#ifndef SUBSETTING_RESHARD_ACL_H
+#define SUBSETTING_RESHARD_ACL_H
+
+#include "nodes/pg_list.h"
+
+/* Oid: postgres.h, which the .c file includes first. */
+
+/* The privileges read from the catalogs, to be given to a table (opaque). */
+typedef struct reshard_grants reshard_grants;
+
+/*
+ * What relation old grants (its own ACL and its columns' ACLs, by column
+ * name), read now, to be given to target once old is gone.
+ */
+extern reshard_grants *reshard_grants_of(Oid old, Oid target);
+
+/*
+ * What every one of relations (of one owner) grants, to be given to target:
+ * their ACL when they all have the same, else only the grants each of them
+ * has (same grantee, same grantor, the privileges and grant options they
+ * all give), a grant whose grantor keeps no grant option for it left out.
+ * The same for each column, by name.
+ */
+extern reshard_grants *reshard_grants_common(List *relations, Oid target);
+
+/*
+ * Gives target what grants holds: its ACL and its columns' are replaced in
+ * pg_class and pg_attribute, pg_shdepend follows (as GRANT and REVOKE do);
+ * no GRANT statement runs, so the grantors stay what they were.  The
+ * caller holds a lock on target that blocks GRANT and VACUUM.
+ */
+extern void reshard_grants_give(reshard_grants *grants);
+
+/*
+ * What the engine's tables get (engine: reshard_engine.h): read at the
+ * cutover before the old tables are dropped, each table that takes the
+ * place of another (the new parent, each shadow) its ACLs exactly; adding,
+ * the new partition the partitions' (reshard_grants_common).  Given after
+ * the cutover's statements, in its transaction.
+ */
+struct engine;
+extern List *reshard_cutover_grants(struct engine *e);
+extern reshard_grants *reshard_new_partition_grants(struct engine *e);
+extern void reshard_grants_give_all(List *grants);
+
+#endif
