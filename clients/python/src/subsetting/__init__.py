@@ -2,7 +2,7 @@
 
 An application computes the same bucket, subset or replica nodes as the
 database: the same algorithms, bit for bit, checked against the extension
-(``clients/python/crosscheck``).
+(``clients/python/check-against-extension``).
 
 >>> from subsetting import jumpbackhash, rocksteadier_subset, PartitionRing
 >>> jumpbackhash("user-42", 16)          # as SELECT jumpbackhash('user-42', 16)
