@@ -27,7 +27,8 @@
 --						triggers, constraints named reshard_..., but the NOT
 --						NULL ones PostgreSQL 18 catalogs), with OIDs
 --						in names replaced by the relation's name in braces
---						(reshard_shadow_{ep_0}), or by N
+--						(reshard_shadow_{ep_0}), or by N (an OID of no
+--						relation, or of the relation itself: reshard_old_N)
 --	pg_temp.layout()	ep's partitions by bucket
 --	pg_temp.refusals(routine, phase...)	what routine says to a NULL state
 --						and to ep's state put in each phase given
@@ -162,12 +163,14 @@ $$;
 CREATE FUNCTION pg_temp.normalized(name text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     m text[] := regexp_match(name, '^(reshard_[a-z_]*_)([0-9]+)(.*)$');
+    named text;
 BEGIN
     IF m IS NULL THEN
         RETURN name;
     END IF;
-    RETURN m[1] || coalesce('{' || pg_temp.normalized((SELECT relname FROM pg_class WHERE oid = m[2]::oid)) || '}', 'N')
-           || m[3];
+    named := (SELECT relname FROM pg_class WHERE oid = m[2]::oid);
+    -- (a relation named by its own OID, reshard_old_N: N)
+    RETURN m[1] || coalesce('{' || pg_temp.normalized(nullif(named, name)) || '}', 'N') || m[3];
 END
 $$;
 

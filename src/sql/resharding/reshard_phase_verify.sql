@@ -13,7 +13,9 @@
 -- partition that is not of its bucket (reshard_check lists them).  Then
 -- gives each local table filled a CHECK constraint that implies its new
 -- bound, so that attaching it needs no scan (attaching a foreign table
--- checks nothing).
+-- checks nothing), and attaches each shadow (not the new partition) to the
+-- new parent and drops its CHECK: that is catalog work for each partition
+-- that the cutover, under its lock, no longer does.
 CREATE FUNCTION reshard_phase_verify(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -91,6 +93,13 @@ BEGIN
                       THEN format('satisfies_hash_partition(%s::oid, %s, %s, %s)', s.new_parent, s.new_buckets, b, s.key)
                       ELSE format('%1$s IS NOT NULL AND %1$s = %2$s', s.new_bucket_sql, b) END;
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%s)', s.shadows[b + 1]::regclass, 'reshard_bound_' || s.shadows[b + 1], bound);
+        -- A shadow is attached to the new parent now, not at the cutover
+        -- (no reader or writer but the engine uses either), and its CHECK
+        -- dropped: the cutover only renames it.
+        CONTINUE WHEN s.shadows[b + 1] = s.partition;
+        EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.new_parent::regclass, s.shadows[b + 1]::regclass,
+                       format(s.new_bound, b));
+        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', s.shadows[b + 1]::regclass, 'reshard_bound_' || s.shadows[b + 1]);
     END LOOP;
     RETURN s;
 END
