@@ -232,6 +232,9 @@ takeover_fingerprint(engine *e)
  * anything (reshard_takeover_sql takes a few milliseconds a table: at 256
  * partitions, longer than the default budget), with the fingerprint of
  * what they were read from; under the lock the attempt compares it again.
+ * Read before the catch-up that precedes the attempt (the changes written
+ * meanwhile are applied by it, not under the lock), kept in the call's
+ * memory across its commits.
  */
 static Datum prepared_statements;
 static char *prepared_fingerprint;
@@ -240,14 +243,22 @@ static void
 prepare_takeover(engine *e)
 {
 	table_owner_context owner;
+	char	   *fingerprint;
+	Datum		statements;
+	MemoryContext old;
 
 	table_owner_enter(e->parent, &owner);
 	/* (both from one snapshot, taken now) */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	prepared_fingerprint = takeover_fingerprint(e);
-	prepared_statements = takeover_statements(e);
+	fingerprint = takeover_fingerprint(e);
+	statements = takeover_statements(e);
 	PopActiveSnapshot();
 	table_owner_leave(&owner);
+	/* (freed with the call's memory: a few per call) */
+	old = MemoryContextSwitchTo(e->memory);
+	prepared_fingerprint = pstrdup(fingerprint);
+	prepared_statements = datumCopy(statements, false, -1);
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -307,6 +318,7 @@ unit_cutover(engine *e)
 bool
 step_cutover(engine *e)
 {
+	prepare_takeover(e);
 	catch_up(e);
 	for (int attempt = 1;; attempt++)
 	{
@@ -317,7 +329,6 @@ step_cutover(engine *e)
 		set_state_int64(e, STATE_CUTOVER_ATTEMPTS, state_int64(e, STATE_CUTOVER_ATTEMPTS) + 1);
 		save_state(e);
 		next_transaction(false);
-		prepare_takeover(e);
 		arm_budget(e->budget_ms);
 		error = try_unit(e, unit_cutover, &complete);
 		if (disarm_budget() && error != NULL && error->sqlerrcode == ERRCODE_QUERY_CANCELED)
@@ -341,6 +352,7 @@ step_cutover(engine *e)
 					 errdetail("The last attempt: %s.", error->message),
 					 errhint("%s", out_of_attempts(e, "Fewer or shorter transactions writing to the table, a larger cutover_budget or more cutover_attempts let it through."))));
 		back_off(e->budget_ms);
+		prepare_takeover(e);
 		catch_up(e);
 	}
 	set_phase(e, next_phase(e->phase));
