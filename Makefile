@@ -141,7 +141,6 @@ REGRESS = \
 	reshard_settings \
 	reshard_privileges \
 	reshard_definition_changes \
-	reshard_many_partitions \
 	partition_hash \
 	ringsteady \
 	rocksteadier \
