@@ -58,9 +58,10 @@ SELECT pg_get_partkeydef('engine_phase.ep'::regclass) AS partition_key, pg_temp.
        (SELECT sum(misplaced_rows) FROM reshard_check('engine_phase.ep')) AS misplaced;
 -- Which tables took which place: the new parent the table's (the table's
 -- OID is the new parent's), each shadow its old partition's, the new
--- partition its own; the old parent and partitions are gone.
-SELECT pg_temp.was(b.oid) AS before, c.relname AS now FROM before b LEFT JOIN pg_class c ON c.oid = b.oid ORDER BY pg_temp.was(b.oid) COLLATE "C";
--- Nothing of the engine's left: the log, the triggers, the keys' indexes,
+-- partition its own; the old parent and partitions renamed away
+-- (reshard_old_ and their OID), the finish drops them.
+SELECT pg_temp.was(b.oid) AS before, pg_temp.normalized(c.relname::text) AS now FROM before b LEFT JOIN pg_class c ON c.oid = b.oid ORDER BY pg_temp.was(b.oid) COLLATE "C";
+-- Nothing else of the engine's left: the log, the triggers, the keys' indexes,
 -- the CHECKs.
 SELECT * FROM pg_temp.engine_objects();
 -- Writes go to the new layout.
@@ -83,10 +84,13 @@ SELECT phase, cutover_attempts > 0 AS cut_over_in_attempts FROM pg_temp.state();
 SELECT * FROM pg_temp.partitions();
 SELECT pg_get_partkeydef('engine_phase.ep'::regclass) AS partition_key, pg_temp.differences() AS differences,
        (SELECT sum(misplaced_rows) FROM reshard_check('engine_phase.ep')) AS misplaced;
-SELECT pg_temp.was(b.oid) AS before, c.relname AS now FROM before b LEFT JOIN pg_class c ON c.oid = b.oid ORDER BY pg_temp.was(b.oid) COLLATE "C";
+SELECT pg_temp.was(b.oid) AS before, pg_temp.normalized(c.relname::text) AS now FROM before b LEFT JOIN pg_class c ON c.oid = b.oid ORDER BY pg_temp.was(b.oid) COLLATE "C";
 SELECT relispartition AS attached, pg_temp.differ('SELECT * FROM engine_phase.ep_3', 'SELECT * FROM rows_of_bucket_3') AS rows_changed
 FROM pg_class WHERE oid = 'engine_phase.ep_3'::regclass;
 SELECT * FROM pg_temp.engine_objects();
 CALL pg_temp.step_to('done');
+-- The finish drops the old parent and partitions, renamed away.
+SELECT * FROM pg_temp.engine_objects();
+SELECT pg_temp.was(b.oid) AS gone FROM before b WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = b.oid) ORDER BY pg_temp.was(b.oid) COLLATE "C";
 
 CALL pg_temp.engine_phase_drop();

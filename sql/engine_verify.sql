@@ -2,8 +2,10 @@
 -- "Phases"; step_verify in src/reshard_steps.c): the log applied as its
 -- snapshot sees it, each table filled compared with the rows of the old
 -- partitions in its bucket (count and hashes of the row images), then given
--- a CHECK that implies its new bound; a difference fails (data_corrupted)
--- and changes nothing.
+-- a CHECK that implies its new bound; each shadow then attached to the new
+-- parent and its CHECK dropped (the new partition keeps its CHECK until the
+-- cutover attaches it); a difference fails (data_corrupted) and changes
+-- nothing.
 \i test/engine_phase_helpers.sql
 
 CALL reshard_begin('engine_phase.ep', 'add', 'engine_phase.ep_3');
@@ -25,8 +27,9 @@ SELECT s.phase,
        s.rows_verified = (SELECT count(*) FROM engine_phase.mirror) AS verified_as_mirror,
        s.rows_copied = b.rows_copied AS nothing_copied, s.cutover_attempts
 FROM pg_temp.state() s, state_before b;
--- What it made: a CHECK on each table filled that implies its bound in
--- the new layout (4 buckets, its own; the new parent's OID as N), validated.
+-- What it made: a CHECK on the new partition that implies its bound in
+-- the new layout (4 buckets, its own; the new parent's OID as N),
+-- validated; the shadows, attached with that bound, have none left.
 SELECT made FROM (SELECT o.object FROM pg_temp.engine_objects() AS o(object) EXCEPT SELECT object FROM objects_before) AS x(made)
 ORDER BY made COLLATE "C";
 SELECT object AS gone FROM objects_before EXCEPT SELECT o.object FROM pg_temp.engine_objects() AS o(object);
@@ -34,6 +37,9 @@ SELECT pg_temp.normalized(c.relname::text) AS filled, k.convalidated AS validate
        regexp_replace(pg_get_constraintdef(k.oid), '[0-9]{4,}', 'N') AS definition
 FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
 WHERE k.contype = 'c' AND k.conrelid IN (SELECT unnest((pg_temp.state()).shadows)) ORDER BY 1;
+SELECT pg_temp.normalized(c.relname::text) AS attached, pg_get_expr(c.relpartbound, c.oid) AS bound
+FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = (pg_temp.state()).new_parent ORDER BY 1;
 SELECT pg_temp.differences() AS differences;
 
 -- The routine of phase verify refuses a NULL state and a state of another phase.

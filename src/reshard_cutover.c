@@ -15,6 +15,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
@@ -25,6 +26,8 @@
 
 /* Raised when a cutover attempt overruns its budget; retried, never shown. */
 #define ERRCODE_RESHARD_OVER_BUDGET MAKE_SQLSTATE('S','R','0','0','1')
+/* Raised when what the takeover statements were read from changed before the lock; retried, never shown. */
+#define ERRCODE_RESHARD_TAKEOVER_STALE MAKE_SQLSTATE('S','R','0','0','2')
 
 /*
  * The cutover's budget as a timer, for the statements that take long
@@ -128,6 +131,40 @@ cutover_relations(engine *e)
 }
 
 /*
+ * The old parent and the old local partitions that a table filled
+ * replaces (a foreign partition keeps its place), and in *filled (if not
+ * NULL) the tables that replace them: the new parent, the shadows.
+ */
+static List *
+replaced_sources(engine *e, List **filled)
+{
+	List	   *old = list_make1_oid(e->parent);
+	Oid			partition = state_oid(e, STATE_PARTITION);
+	Datum	   *sources;
+	Datum	   *shadows;
+	bool	   *source_nulls;
+	bool	   *shadow_nulls;
+	int			source_count;
+	int			shadow_count;
+
+	if (filled != NULL)
+		*filled = list_make1_oid(state_oid(e, STATE_NEW_PARENT));
+	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SOURCES]), OIDOID, sizeof(Oid), true,
+					  TYPALIGN_INT, &sources, &source_nulls, &source_count);
+	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SHADOWS]), OIDOID, sizeof(Oid), true,
+					  TYPALIGN_INT, &shadows, &shadow_nulls, &shadow_count);
+	for (int i = 0; i < Min(source_count, shadow_count); i++)
+		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition &&
+			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE)
+		{
+			old = lappend_oid(old, DatumGetObjectId(sources[i]));
+			if (filled != NULL)
+				*filled = lappend_oid(*filled, DatumGetObjectId(shadows[i]));
+		}
+	return old;
+}
+
+/*
  * What makes each table filled take the place of the one it replaces
  * (reshard_takeover_sql): the new parent the old parent's, each shadow its
  * old local partition's (a foreign partition keeps its place).  Read before
@@ -137,32 +174,14 @@ static Datum
 takeover_statements(engine *e)
 {
 	Oid			takeover = routine_oid(e, ROUTINE_TAKEOVER_SQL);
-	List	   *old = list_make1_oid(e->parent);
-	List	   *filled = list_make1_oid(state_oid(e, STATE_NEW_PARENT));
-	Oid			partition = state_oid(e, STATE_PARTITION);
-	Datum	   *sources;
-	Datum	   *shadows;
-	bool	   *source_nulls;
-	bool	   *shadow_nulls;
-	int			source_count;
-	int			shadow_count;
+	List	   *filled;
+	List	   *old = replaced_sources(e, &filled);
 	List	   *statements = NIL;
 	Datum	   *items;
 	int			i;
 	ListCell   *o;
 	ListCell   *f;
 
-	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SOURCES]), OIDOID, sizeof(Oid), true,
-					  TYPALIGN_INT, &sources, &source_nulls, &source_count);
-	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SHADOWS]), OIDOID, sizeof(Oid), true,
-					  TYPALIGN_INT, &shadows, &shadow_nulls, &shadow_count);
-	for (i = 0; i < Min(source_count, shadow_count); i++)
-		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition &&
-			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE)
-		{
-			old = lappend_oid(old, DatumGetObjectId(sources[i]));
-			filled = lappend_oid(filled, DatumGetObjectId(shadows[i]));
-		}
 	forboth(o, old, f, filled)
 	{
 		Datum		array = OidFunctionCall2(takeover, ObjectIdGetDatum(lfirst_oid(o)), ObjectIdGetDatum(lfirst_oid(f)));
@@ -182,6 +201,83 @@ takeover_statements(engine *e)
 }
 
 /*
+ * What the takeover statements were read from, as the versions (xmin) of
+ * the catalog rows that reshard_takeover_sql reads of the tables replaced
+ * (the old parent, the old partitions; the tables that replace them are the
+ * engine's, which no other role can change): the tables, their TOAST
+ * tables, indexes, columns, constraints, statistics objects, comments,
+ * publications and schemas, counted and summed as 64-bit hashes.  A change
+ * of any of them (a GRANT or a schema's new name, which lock no table, as
+ * well as DDL) gives another value.
+ */
+static char *
+takeover_fingerprint(engine *e)
+{
+	Oid			argtypes[2] = {OIDOID, OIDARRAYOID};
+	Datum		args[2] = {ObjectIdGetDatum(e->parent), e->values[STATE_SOURCES]};
+	int			nest_level = safe_search_path_begin();
+	char	   *fingerprint;
+
+	if (SPI_execute_with_args("WITH r AS (SELECT pg_catalog.array_agg(DISTINCT u.r) AS r FROM pg_catalog.unnest($1 || $2) AS u(r)"
+							  "  WHERE u.r IS NOT NULL),"
+							  " c AS (SELECT r.r || ARRAY(SELECT c.reltoastrelid FROM pg_catalog.pg_class c WHERE c.oid = ANY (r.r) AND c.reltoastrelid <> 0)"
+							  "  || ARRAY(SELECT x.indexrelid FROM pg_catalog.pg_index x WHERE x.indrelid = ANY (r.r)) AS c, r.r FROM r),"
+							  " o AS (SELECT c.c || ARRAY(SELECT n.oid FROM pg_catalog.pg_constraint n WHERE n.conrelid = ANY (c.r))"
+							  "  || ARRAY(SELECT x.oid FROM pg_catalog.pg_statistic_ext x WHERE x.stxrelid = ANY (c.r)) AS o FROM c)"
+							  " SELECT pg_catalog.count(*) || ':' || pg_catalog.sum(pg_catalog.hashtextextended(v, 0)) FROM c, o, LATERAL ("
+							  "  SELECT 'c' || k.oid || ':' || k.xmin || ':' || n.xmin"
+							  "  FROM pg_catalog.pg_class k JOIN pg_catalog.pg_namespace n ON n.oid = k.relnamespace WHERE k.oid = ANY (c.c)"
+							  "  UNION ALL SELECT 'i' || x.indexrelid || ':' || x.xmin FROM pg_catalog.pg_index x WHERE x.indexrelid = ANY (c.c)"
+							  "  UNION ALL SELECT 'a' || t.attrelid || '.' || t.attnum || ':' || t.xmin FROM pg_catalog.pg_attribute t"
+							  "   WHERE t.attrelid = ANY (c.c)"
+							  "  UNION ALL SELECT 'n' || n.oid || ':' || n.xmin FROM pg_catalog.pg_constraint n WHERE n.conrelid = ANY (c.r)"
+							  "  UNION ALL SELECT 's' || x.oid || ':' || x.xmin || ':' || n.xmin FROM pg_catalog.pg_statistic_ext x"
+							  "   JOIN pg_catalog.pg_namespace n ON n.oid = x.stxnamespace WHERE x.stxrelid = ANY (c.r)"
+							  "  UNION ALL SELECT 'd' || d.classoid || '.' || d.objoid || '.' || d.objsubid || ':' || d.xmin"
+							  "   FROM pg_catalog.pg_description d WHERE d.objoid = ANY (o.o)"
+							  "  UNION ALL SELECT 'p' || p.oid || ':' || p.xmin FROM pg_catalog.pg_publication_rel p WHERE p.prrelid = ANY (c.r)) AS f(v)",
+							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read what the takeover statements depend on");
+	fingerprint = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	safe_search_path_end(nest_level);
+	return fingerprint;
+}
+
+/*
+ * The takeover statements of the next attempt, read before it locks
+ * anything (reshard_takeover_sql takes a few milliseconds a table: at 256
+ * partitions, longer than the default budget), with the fingerprint of
+ * what they were read from; under the lock the attempt compares it again.
+ * Read before the catch-up that precedes the attempt (the changes written
+ * meanwhile are applied by it, not under the lock), kept in the call's
+ * memory across its commits.
+ */
+static Datum prepared_statements;
+static char *prepared_fingerprint;
+
+static void
+prepare_takeover(engine *e)
+{
+	table_owner_context owner;
+	char	   *fingerprint;
+	Datum		statements;
+	MemoryContext old;
+
+	table_owner_enter(e->parent, &owner);
+	/* (both from one snapshot, taken now) */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fingerprint = takeover_fingerprint(e);
+	statements = takeover_statements(e);
+	PopActiveSnapshot();
+	table_owner_leave(&owner);
+	/* (freed with the call's memory: a few per call) */
+	old = MemoryContextSwitchTo(e->memory);
+	prepared_fingerprint = pstrdup(fingerprint);
+	prepared_statements = datumCopy(statements, false, -1);
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * One attempt at the cutover, within the budget: ACCESS EXCLUSIVE on the
  * relations of cutover_relations; the last changes; the checks again; the
  * catalog work (reshard_phase_cutover).
@@ -191,8 +287,9 @@ unit_cutover(engine *e)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), e->budget_ms);
 	table_owner_context owner;
-	Datum		statements;
 	List	   *grants;
+	List	   *replaced;
+	char	   *fingerprint;
 	ListCell   *cell;
 
 	set_lock_timeout(e->budget_ms);
@@ -204,14 +301,29 @@ unit_cutover(engine *e)
 	check_budget(deadline);
 	run_routine(e, ROUTINE_CHECK_CATALOG, 0, 0, 0);
 	table_owner_enter(e->parent, &owner);
+	/*
+	 * What the takeover statements were read from changed since (read with
+	 * a snapshot taken now, under the lock): the next attempt reads them
+	 * again.
+	 */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fingerprint = takeover_fingerprint(e);
+	PopActiveSnapshot();
+	if (strcmp(fingerprint, prepared_fingerprint) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_RESHARD_TAKEOVER_STALE),
+				 errmsg("%s or a table of the resharding changed just before the cutover attempt",
+						relation_name(e->parent))));
+	/* (the old local partitions that are replaced keep theirs until the finish drops them: the log is gone) */
+	replaced = list_delete_first(replaced_sources(e, NULL));
 	foreach(cell, list_concat(state_oids(e, STATE_SHADOWS), state_oids(e, STATE_SOURCES)))
-		stop_triggers(e, lfirst_oid(cell));
+		if (!list_member_oid(replaced, lfirst_oid(cell)))
+			stop_triggers(e, lfirst_oid(cell));
 	stop_triggers(e, state_oid(e, STATE_PARTITION));
-	statements = takeover_statements(e);
 	grants = reshard_cutover_grants(e);
 	table_owner_leave(&owner);
 	check_budget(deadline);
-	run_routine(e, ROUTINE_PHASE_CUTOVER, 1, statements, 0);
+	run_routine(e, ROUTINE_PHASE_CUTOVER, 1, prepared_statements, 0);
 	/* the grants exactly, grantors included (reshard_acl.c) */
 	reshard_grants_give_all(grants);
 	stop_budget();
@@ -227,6 +339,7 @@ unit_cutover(engine *e)
 bool
 step_cutover(engine *e)
 {
+	prepare_takeover(e);
 	catch_up(e);
 	for (int attempt = 1;; attempt++)
 	{
@@ -246,9 +359,9 @@ step_cutover(engine *e)
 		}
 		if (error == NULL)
 			break;
-		/* a lock not had in time, a deadlock with a writer, the budget spent: one failed attempt */
+		/* a lock not had in time, a deadlock with a writer, the budget spent, the takeover statements stale: one failed attempt */
 		if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE && error->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED &&
-			error->sqlerrcode != ERRCODE_RESHARD_OVER_BUDGET)
+			error->sqlerrcode != ERRCODE_RESHARD_OVER_BUDGET && error->sqlerrcode != ERRCODE_RESHARD_TAKEOVER_STALE)
 			ReThrowError(error);
 		/* (nothing to keep: the state row was saved before the attempt) */
 		rollback_transaction();
@@ -260,6 +373,7 @@ step_cutover(engine *e)
 					 errdetail("The last attempt: %s.", error->message),
 					 errhint("%s", out_of_attempts(e, "Fewer or shorter transactions writing to the table, a larger cutover_budget or more cutover_attempts let it through."))));
 		back_off(e->budget_ms);
+		prepare_takeover(e);
 		catch_up(e);
 	}
 	set_phase(e, next_phase(e->phase));

@@ -27,8 +27,9 @@
 --						triggers, constraints named reshard_..., but the NOT
 --						NULL ones PostgreSQL 18 catalogs), with OIDs
 --						in names replaced by the relation's name in braces
---						(reshard_shadow_{ep_0}), or by N, and their hashes
---						left out
+--						(reshard_shadow_{ep_0}), or by N (an OID of no
+--						relation, or of the relation itself: reshard_old_N),
+--						and their hashes left out
 --	pg_temp.layout()	ep's partitions by bucket
 --	pg_temp.refusals(routine, phase...)	what routine says to a NULL state
 --						and to ep's state put in each phase given
@@ -164,12 +165,14 @@ $$;
 CREATE FUNCTION pg_temp.normalized(name text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     m text[] := regexp_match(name, '^(reshard_[a-z_]*_)([0-9]+)(_[0-9a-f]{16})?(.*)$');
+    named text;
 BEGIN
     IF m IS NULL THEN
         RETURN name;
     END IF;
-    RETURN m[1] || coalesce('{' || pg_temp.normalized((SELECT relname FROM pg_class WHERE oid = m[2]::oid)) || '}', 'N')
-           || m[4];
+    named := (SELECT relname FROM pg_class WHERE oid = m[2]::oid);
+    -- (a relation named by its own OID, reshard_old_N: N)
+    RETURN m[1] || coalesce('{' || pg_temp.normalized(nullif(named, name)) || '}', 'N') || m[4];
 END
 $$;
 

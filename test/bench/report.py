@@ -217,8 +217,12 @@ def stall_section(r, m):
 	topologies = {row['case']: row['topology'].replace('->', '→') for row in r.stall}
 	rows = []
 	notes = []
+	# (with --partitions, the local table's partitions before and after in each row)
+	several = len({row['topology'] for row in r.stall if row['case'] == 'local'}) > 1
 	for row in r.stall:
 		what = {'local': 'local', 'fdw': 'shards', 'fdw-remove': 'shards'}.get(row['case'], row['case'])
+		if several and row['case'] == 'local':
+			what = 'local, ' + row['topology'].split(' partitions')[0].replace('->', '→') + ' partitions'
 		method = STALL_CALLS.get(row['method'], row['method'])
 		if row['error']:
 			rows.append((what, number(row['rows'], 0), method, f"failed: {row['error']}") + ('',) * 9)

@@ -9,10 +9,12 @@
 -- log dropped (it is empty, and of the old parent's row type), the foreign
 -- keys that refer to the parent dropped, the partitions that are not
 -- replaced detached (the removed one, the foreign ones), the old parent
--- dropped with the old local partitions, takeover (reshard_takeover_sql,
--- read before) run to give the new parent and the shadows the old ones'
--- names and properties, each table filled attached (its CHECK implies its
--- bound: no scan) and its helpers dropped, the foreign keys added again NOT
+-- and the old local partitions renamed away (reshard_phase_finish drops
+-- them), takeover (reshard_takeover_sql, read before the lock) run to give
+-- the new parent and the shadows the old ones' names and properties, the
+-- new partition and the foreign ones attached (the shadows were attached
+-- by reshard_phase_verify; a CHECK implies the bound: no scan) and the
+-- helpers dropped, the foreign keys added again NOT
 -- VALID (validated by reshard_phase_finish).  The table's own foreign keys
 -- (also locked: the tables they refer to) are added to each partition NOT
 -- VALID, under the name the old partition gave them: they hold for every
@@ -46,6 +48,8 @@ DECLARE
     fk jsonb;
     name text;
     replaced oid[];
+    attached oid[];
+    key_indexes text[] := '{}';
     ext text;
     cols text;
     insert_cols text;
@@ -174,10 +178,41 @@ BEGIN
     s.analyze_parent := (SELECT reltuples >= 0 FROM pg_class WHERE oid = s.parent)
                         AND NOT EXISTS (SELECT FROM unnest(s.shadows || s.sources) AS u(rel)
                                         JOIN pg_class c ON c.oid = u.rel WHERE c.relkind = 'f');
-    EXECUTE format('DROP TABLE %s', s.parent::regclass);
+    -- The old parent and its old local partitions are renamed away (with
+    -- their indexes and statistics objects, whose names the takeover gives
+    -- to the new ones) and dropped by reshard_phase_finish after the commit:
+    -- dropping them here took most of the time under the lock (and of the
+    -- commit: their files).  No write reaches them: the parent's name is
+    -- the new parent's.  With foreign keys of its own (their triggers on
+    -- the tables they refer to would still check the old rows), or with no
+    -- partition left to drop, dropped here.
+    IF replaced <> '{}' AND own_foreign_keys IS NULL THEN
+        FOR r IN SELECT CASE WHEN k = 's' THEN 'STATISTICS' WHEN k IN ('i', 'I') THEN 'INDEX' ELSE 'TABLE' END AS kind,
+                        object_name, 'reshard_old_' || object_oid || CASE WHEN taken THEN '_' || md5(random()::text) ELSE '' END AS new_name
+                 FROM (SELECT c.relkind::text, c.oid::regclass::text, c.oid,
+                              EXISTS (SELECT FROM pg_class t WHERE t.relnamespace = c.relnamespace
+                                      AND t.relname = 'reshard_old_' || c.oid)
+                       FROM pg_class c
+                       WHERE c.oid = ANY (s.parent || replaced)
+                          OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = ANY (s.parent || replaced))
+                       UNION ALL
+                       SELECT 's', format('%I.%I', x.stxnamespace::regnamespace, x.stxname), x.oid,
+                              EXISTS (SELECT FROM pg_statistic_ext t WHERE t.stxnamespace = x.stxnamespace
+                                      AND t.stxname = 'reshard_old_' || x.oid)
+                       FROM pg_statistic_ext x WHERE x.stxrelid = ANY (s.parent || replaced)) AS o(k, object_name, object_oid, taken)
+                 ORDER BY object_oid LOOP
+            EXECUTE format('ALTER %s %s RENAME TO %I', r.kind, r.object_name, r.new_name);
+        END LOOP;
+    ELSE
+        EXECUTE format('DROP TABLE %s', s.parent::regclass);
+    END IF;
     FOREACH statement IN ARRAY takeover LOOP
         EXECUTE statement;
     END LOOP;
+    -- The shadows were attached at the verification (reshard_phase_verify):
+    -- here the new partition and the foreign ones; the engine's indexes on
+    -- the key, all in one statement.
+    attached := ARRAY(SELECT inhrelid FROM pg_inherits WHERE inhparent = s.new_parent);
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         CONTINUE WHEN s.shadows[b + 1] IS NULL;
         target := s.shadows[b + 1];
@@ -190,15 +225,19 @@ BEGIN
             target := s.sources[b + 1];
         ELSIF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
             EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'key', target;
-            EXECUTE (SELECT format('DROP INDEX %s', x.indexrelid::regclass) FROM pg_index x
-                     JOIN pg_class c ON c.oid = x.indexrelid WHERE x.indrelid = target AND c.relname = name);
+            key_indexes := key_indexes || (SELECT x.indexrelid::regclass::text FROM pg_index x
+                                           JOIN pg_class c ON c.oid = x.indexrelid WHERE x.indrelid = target AND c.relname = name);
         END IF;
+        CONTINUE WHEN target = ANY (attached);
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.new_parent::regclass, target, format(s.new_bound, b));
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'bound', s.shadows[b + 1];
         IF EXISTS (SELECT FROM pg_constraint WHERE conrelid = target AND conname = name) THEN
             EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', target, name);
         END IF;
     END LOOP;
+    IF key_indexes <> '{}' THEN
+        EXECUTE 'DROP INDEX ' || array_to_string(key_indexes, ', ');
+    END IF;
     FOREACH statement IN ARRAY foreign_keys LOOP
         EXECUTE statement;
     END LOOP;

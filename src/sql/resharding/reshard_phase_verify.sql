@@ -13,7 +13,9 @@
 -- partition that is not of its bucket (reshard_check lists them).  Then
 -- gives each local table filled a CHECK constraint that implies its new
 -- bound, so that attaching it needs no scan (attaching a foreign table
--- checks nothing).
+-- checks nothing), and attaches each shadow (not the new partition) to the
+-- new parent and drops its CHECK: that is catalog work for each partition
+-- that the cutover, under its lock, no longer does.
 CREATE FUNCTION reshard_phase_verify(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -93,6 +95,13 @@ BEGIN
                       ELSE format('%1$s IS NOT NULL AND %1$s = %2$s', s.new_bucket_sql, b) END;
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO bound_name USING s, 'bound', s.shadows[b + 1];
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%s)', s.shadows[b + 1]::regclass, bound_name, bound);
+        -- A shadow is attached to the new parent now, not at the cutover
+        -- (no reader or writer but the engine uses either), and its CHECK
+        -- dropped: the cutover only renames it.
+        CONTINUE WHEN s.shadows[b + 1] = s.partition;
+        EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.new_parent::regclass, s.shadows[b + 1]::regclass,
+                       format(s.new_bound, b));
+        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', s.shadows[b + 1]::regclass, bound_name);
     END LOOP;
     RETURN s;
 END
