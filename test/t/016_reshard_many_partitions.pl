@@ -12,7 +12,8 @@
 #	carried over (a grant, a comment, a storage parameter, a column's
 #	statistics target).  The cutover attempts it took are reported, not
 #	checked: no timing is asserted (on a 2-core machine at a load of about
-#	10, even this can run out of attempts: the failure says so).  Here
+#	10, even this can run out of attempts: the call is then made again, as
+#	the docs say, at most 5 times, and the calls are reported).  Here
 #	rather than in the regression tests, which must pass on a busy machine.
 #	The longest write through the parent at 8, 64 and 256 partitions:
 #	test/bench/reshard_stall --partitions.
@@ -46,10 +47,22 @@ CREATE TABLE engine_relations_before AS SELECT oid FROM pg_class WHERE relname ~
 VACUUM ANALYZE;
 });
 
-my ($ret, $out, $err) = $node->psql('postgres', "CALL reshard_add_partition('many', 'many_255')");
-is($ret, 0, 'the call on 255 -> 256 partitions succeeds with the default budget and attempts') or diag($err);
+# With the default budget and attempts.  On a busy machine the attempts
+# can run out (a timing, not a result): the call then keeps its work, and
+# calling again continues it, as the docs say; how many calls it took is
+# reported, not checked.
+my ($ret, $out, $err, $calls);
+for $calls (1 .. 5)
+{
+	($ret, $out, $err) = $node->psql('postgres', "CALL reshard_add_partition('many', 'many_255')");
+	last if $ret == 0;
+	note("call $calls: $err");
+	last unless $err =~ /could not cut public\.many over within 500 ms in 10 attempts/;
+}
+is($ret, 0, 'the call on 255 -> 256 partitions succeeds with the default budget and attempts (called again while '
+	  . 'it runs out of attempts)') or diag($err);
 my $attempts = $node->safe_psql('postgres', q{SELECT phase || ', ' || cutover_attempts FROM reshard_progress});
-note("phase, cutover attempts: $attempts (load: " . `cat /proc/loadavg` . ')');
+note("calls: $calls; phase, cutover attempts of the last: $attempts (load: " . `cat /proc/loadavg` . ')');
 like($attempts, qr/^done, /, 'done');
 is($node->safe_psql('postgres', q{
 SELECT (SELECT count(*) FROM many) || ' ' || (SELECT count(*) FROM (SELECT * FROM many EXCEPT ALL SELECT * FROM before) AS t)
