@@ -141,6 +141,7 @@ REGRESS = \
 	reshard_settings \
 	reshard_privileges \
 	reshard_definition_changes \
+	reshard_foreign_key_arrangements \
 	partition_hash \
 	ringsteady \
 	rocksteadier \
@@ -165,6 +166,7 @@ ISOLATION = \
 	reshard_engine_writers \
 	reshard_engine_cutover \
 	reshard_foreign_keys \
+	reshard_foreign_key_writers \
 	reshard_catch_up \
 	reshard_session_settings
 
