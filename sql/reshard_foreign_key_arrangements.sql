@@ -149,7 +149,7 @@ BEGIN
     END LOOP;
 END
 $$;
-SELECT on_table, name, inherited, valid, internal, internal_valid FROM fks() WHERE refers_to = 'orders';
+SELECT on_table, name, inherited, valid, internal FROM fks() WHERE refers_to = 'orders';
 INSERT INTO events VALUES (10, 7);
 SET client_min_messages = warning;
 CALL reshard_add_partition('orders', 'orders_3');
