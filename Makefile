@@ -147,6 +147,7 @@ REGRESS = \
 	reshard_names \
 	reshard_grants \
 	reshard_definition_changes \
+	reshard_foreign_key_arrangements \
 	partition_hash \
 	ringsteady \
 	rocksteadier \
@@ -172,6 +173,7 @@ ISOLATION = \
 	reshard_engine_writers \
 	reshard_engine_cutover \
 	reshard_foreign_keys \
+	reshard_foreign_key_writers \
 	reshard_catch_up \
 	reshard_session_settings
 

@@ -10,6 +10,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -18,6 +19,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "compat.h"
 #include "reshard_acl.h"
@@ -94,12 +96,17 @@ check_budget(TimestampTz deadline)
 
 /*
  * What the cutover locks, in this order: the parent, its old partitions,
- * the tables filled, the new parent, the tables whose foreign keys refer
- * to the parent, the parent's other partitions, and the tables its own
- * foreign keys refer to (their triggers are dropped and created).
+ * the tables filled, the new parent, the parent's other partitions (all
+ * locked by writers after the parent); then, in *others, the tables whose
+ * foreign keys refer to the parent and the tables its own foreign keys
+ * refer to, each before its partitions (their triggers are dropped and
+ * created).  Writers may lock those before the table (an insert into a
+ * table that refers to it checks its key in the table; a delete that
+ * cascades into the table), so the cutover does not wait in their queue:
+ * see lock_others.
  */
 static List *
-cutover_relations(engine *e)
+cutover_relations(engine *e, List **others)
 {
 	List	   *relations = list_make1_oid(e->parent);
 	Oid			argtypes[1] = {OIDOID};
@@ -111,19 +118,28 @@ cutover_relations(engine *e)
 	relations = list_concat(relations, state_oids(e, STATE_SHADOWS));
 	if (OidIsValid(new_parent))
 		relations = lappend_oid(relations, new_parent);
-	if (SPI_execute_with_args("SELECT r FROM (SELECT 1, r FROM (SELECT DISTINCT c.conrelid FROM pg_catalog.pg_constraint c"
+	*others = NIL;
+	if (SPI_execute_with_args("SELECT kind > 1, r FROM (SELECT 1, 0, i.inhrelid FROM pg_catalog.pg_inherits i WHERE i.inhparent = $1"
+							  " UNION ALL SELECT 2, coalesce(t.level, 0), coalesce(t.relid, f.r) FROM (SELECT DISTINCT c.conrelid FROM pg_catalog.pg_constraint c"
 							  "   WHERE c.confrelid = $1 AND c.contype = 'f' AND c.conparentid = 0 AND c.conrelid <> $1) AS f(r)"
-							  " UNION ALL SELECT 2, i.inhrelid FROM pg_catalog.pg_inherits i WHERE i.inhparent = $1"
-							  " UNION ALL SELECT 3, r FROM (SELECT DISTINCT c.confrelid FROM pg_catalog.pg_constraint c"
-							  "   WHERE c.conrelid = $1 AND c.contype = 'f') AS t(r)) AS u(kind, r) ORDER BY kind, r",
+							  "   LEFT JOIN LATERAL pg_catalog.pg_partition_tree(f.r) AS t ON true"
+							  " UNION ALL SELECT 3, coalesce(t.level, 0), coalesce(t.relid, f.r) FROM (SELECT DISTINCT c.confrelid FROM pg_catalog.pg_constraint c"
+							  "   WHERE c.conrelid = $1 AND c.contype = 'f' AND c.conparentid = 0) AS f(r)"
+							  "   LEFT JOIN LATERAL pg_catalog.pg_partition_tree(f.r) AS t ON true) AS u(kind, level, r)"
+							  " ORDER BY kind, level, r",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the tables the cutover locks");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
-		Oid			relation = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		bool		other = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		Oid			relation = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
 
-		if (!list_member_oid(relations, relation))
+		if (list_member_oid(relations, relation) || list_member_oid(*others, relation))
+			continue;
+		if (other)
+			*others = lappend_oid(*others, relation);
+		else
 			relations = lappend_oid(relations, relation);
 	}
 	safe_search_path_end(nest_level);
@@ -162,6 +178,36 @@ replaced_sources(engine *e, List **filled)
 				*filled = lappend_oid(*filled, DatumGetObjectId(shadows[i]));
 		}
 	return old;
+}
+
+/*
+ * Locks the tables of others, in their order, without waiting in their
+ * queue: each is tried, then tried again every few milliseconds until the
+ * budget is spent.  The cutover holds the table by then; a writer that
+ * locked one of them first and waits for the table (its insert checks a key
+ * in the table, its delete cascades into it) thus never waits for a
+ * cutover that waits for it, a deadlock PostgreSQL would end by cancelling
+ * one of the two, maybe the writer: the attempt fails instead, lets it
+ * through, and is tried again.
+ */
+static void
+lock_others(List *others, TimestampTz deadline)
+{
+	ListCell   *cell;
+
+	foreach(cell, others)
+	{
+		while (!ConditionalLockRelationOid(lfirst_oid(cell), AccessExclusiveLock))
+		{
+			if (GetCurrentTimestamp() > deadline)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lock on relation \"%s\"", get_rel_name(lfirst_oid(cell)))));
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 5, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
 }
 
 /*
@@ -291,10 +337,12 @@ unit_cutover(engine *e)
 	List	   *replaced;
 	char	   *fingerprint;
 	ListCell   *cell;
+	List	   *others;
 
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
-	lock_relations(cutover_relations(e), AccessExclusiveLock);
+	lock_relations(cutover_relations(e, &others), AccessExclusiveLock);
+	lock_others(others, deadline);
 	table_owner_leave(&owner);
 	check_budget(deadline);
 	apply_log(e, PG_INT64_MAX, deadline);

@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
@@ -198,9 +199,50 @@ step_verify(engine *e)
 }
 
 /*
+ * What the foreign keys added at the end of phase finish lock (SHARE ROW
+ * EXCLUSIVE), in the order writers that cascade lock them: the tables the
+ * table's own foreign keys refer to (those of its partitions now), the
+ * table, the partitioned tables whose partitions refer to it; each before
+ * its partitions.  Taken first, each wait at most the budget, so that
+ * PostgreSQL takes them in no other order.
+ */
+static List *
+finish_relations(engine *e)
+{
+	List	   *relations = NIL;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(e->parent)};
+	int			nest_level = safe_search_path_begin();
+
+	if (SPI_execute_with_args("SELECT coalesce(t.relid, f.r) FROM"
+							  " (SELECT DISTINCT 1, c.confrelid FROM pg_catalog.pg_constraint c"
+							  "   JOIN pg_catalog.pg_inherits i ON i.inhrelid = c.conrelid AND i.inhparent = $1"
+							  "   WHERE c.contype = 'f' AND c.conparentid = 0"
+							  "  UNION SELECT 2, $1"
+							  "  UNION SELECT 3, pg_catalog.pg_partition_root(c.conrelid) FROM pg_catalog.pg_constraint c"
+							  "   JOIN pg_catalog.pg_class k ON k.oid = c.conrelid AND k.relispartition"
+							  "   WHERE c.confrelid = $1 AND c.contype = 'f' AND c.conparentid = 0) AS f(kind, r)"
+							  " LEFT JOIN LATERAL pg_catalog.pg_partition_tree(f.r) AS t ON true"
+							  " ORDER BY f.kind, coalesce(t.level, 0), 1",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the tables the end of the resharding locks");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			relation = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (!isnull && !list_member_oid(relations, relation))
+			relations = lappend_oid(relations, relation);
+	}
+	safe_search_path_end(nest_level);
+	return relations;
+}
+
+/*
  * reshard_phase_finish: the first call validates (no lock that stops
- * writers), the last does the rest (the table's own foreign keys added to
- * the new parent: a short SHARE ROW EXCLUSIVE, waited for at most the
+ * writers), the last does the rest (the foreign keys added to the new
+ * parent and to partitioned tables that refer to it: a short SHARE ROW
+ * EXCLUSIVE, taken first in the writers' order, each wait at most the
  * budget); complete after the last.
  */
 static bool
@@ -210,6 +252,8 @@ unit_finish(engine *e)
 
 	if (last)
 		set_lock_timeout(e->budget_ms);
+	if (last && !state_is_null(e, STATE_FOREIGN_KEYS) && state_array_length(e, STATE_FOREIGN_KEYS) > 0)
+		lock_relations(finish_relations(e), ShareRowExclusiveLock);
 	run_routine(e, ROUTINE_PHASE_FINISH, 0, 0, 0);
 	if (last && !state_is_null(e, STATE_SHARD_OPTIONS))
 		shard_views(e, "drop");
@@ -225,8 +269,9 @@ bool
 step_finish(engine *e)
 {
 	finish_shards(e);
+	/* (a deadlock there is one failed attempt too) */
 	if (!state_is_null(e, STATE_VALIDATE))
-		run_unit(e, unit_finish, true);
+		with_lock_retries(e, unit_finish, true, "validate the foreign keys of the resharding");
 	with_lock_retries(e, unit_finish, true, "finish the resharding");
 	return false;
 }

@@ -44,6 +44,7 @@ DECLARE
     target regclass;
     statement text;
     foreign_keys text[] := '{}';
+    not_valid_keys text[] := '{}';   -- (and comments: after the partitions are attached)
     own_foreign_keys jsonb;
     fk jsonb;
     name text;
@@ -143,21 +144,48 @@ BEGIN
         END IF;
     END LOOP;
     s.validate := '{}';
+    s.foreign_keys := '{}';
     EXECUTE format('DROP TABLE %s', s.log::regclass);
     EXECUTE format('DROP SEQUENCE %s', s.log_sequence::regclass);
-    FOR r IN SELECT n.conrelid::regclass AS rel, n.conname, pg_get_constraintdef(n.oid) AS def, n.convalidated,
-                    obj_description(n.oid, 'pg_constraint') AS comment
-             FROM pg_constraint n
-             WHERE n.confrelid = s.parent AND n.contype = 'f' AND n.conparentid = 0 AND n.conrelid <> s.parent
-             ORDER BY n.oid LOOP
-        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', r.rel, r.conname);
-        foreign_keys := foreign_keys || format('ALTER TABLE %s ADD CONSTRAINT %I %s%s', r.rel, r.conname, r.def,
-                                               CASE WHEN r.convalidated THEN ' NOT VALID' ELSE '' END);
-        IF r.comment IS NOT NULL THEN
-            foreign_keys := foreign_keys || format('COMMENT ON CONSTRAINT %I ON %s IS %L', r.conname, r.rel, r.comment);
+    -- The foreign keys of other tables that refer to the parent: dropped
+    -- (with what PostgreSQL made of each for the referring table's
+    -- partitions), then added again as they were, each on the table it was
+    -- on, under its name.  On a table that is not partitioned: here, NOT
+    -- VALID, before the new parent has partitions (PostgreSQL then makes its
+    -- rows for the referenced partitions valid as it attaches them), and
+    -- validated by reshard_phase_finish; one that was not valid, after the
+    -- partitions are attached (those rows not valid either, as they were).
+    -- On a partitioned one (PostgreSQL 15 to 17 have no NOT VALID there):
+    -- by reshard_phase_finish after the validation, deepest first, which
+    -- attaches its partitions' (no scan).
+    FOR r IN WITH RECURSIVE tree AS (
+                 SELECT n.oid, n.oid AS top, 0 AS depth FROM pg_constraint n
+                 WHERE n.confrelid = s.parent AND n.contype = 'f' AND n.conparentid = 0 AND n.conrelid <> s.parent
+                 UNION ALL
+                 SELECT c.oid, t.top, t.depth + 1 FROM tree t
+                 JOIN pg_constraint c ON c.conparentid = t.oid AND c.confrelid = s.parent AND c.contype = 'f')
+             SELECT n.conrelid::regclass AS rel, n.conname, pg_get_constraintdef(n.oid) AS def, n.convalidated,
+                    obj_description(n.oid, 'pg_constraint') AS comment, t.depth = 0 AS is_top,
+                    (SELECT relkind FROM pg_class WHERE oid = n.conrelid) = 'p' AS partitioned
+             FROM tree t JOIN pg_constraint n ON n.oid = t.oid
+             ORDER BY t.top, t.depth DESC, n.oid LOOP
+        IF r.is_top THEN
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', r.rel, r.conname);
         END IF;
-        IF r.convalidated THEN
+        IF r.partitioned THEN
+            s.foreign_keys := s.foreign_keys || format('ALTER TABLE %s ADD CONSTRAINT %I %s', r.rel, r.conname, r.def);
+        ELSIF r.convalidated THEN
+            foreign_keys := foreign_keys || format('ALTER TABLE %s ADD CONSTRAINT %I %s NOT VALID', r.rel, r.conname, r.def);
             s.validate := s.validate || format('ALTER TABLE %s VALIDATE CONSTRAINT %I', r.rel, r.conname);
+        ELSE
+            not_valid_keys := not_valid_keys || format('ALTER TABLE %s ADD CONSTRAINT %I %s', r.rel, r.conname, r.def);
+        END IF;
+        IF r.comment IS NOT NULL THEN
+            IF r.partitioned THEN
+                s.foreign_keys := s.foreign_keys || format('COMMENT ON CONSTRAINT %I ON %s IS %L', r.conname, r.rel, r.comment);
+            ELSE
+                not_valid_keys := not_valid_keys || format('COMMENT ON CONSTRAINT %I ON %s IS %L', r.conname, r.rel, r.comment);
+            END IF;
         END IF;
     END LOOP;
     -- The table's own foreign keys, and the names its partitions gave them
@@ -166,10 +194,13 @@ BEGIN
                'name', n.conname, 'definition', pg_get_constraintdef(n.oid),
                'valid', n.convalidated, 'enforced', coalesce((to_jsonb(n) ->> 'conenforced')::boolean, true),
                'comment', obj_description(n.oid, 'pg_constraint'),
-               'names', (SELECT jsonb_object_agg(c.conrelid::text, c.conname) FROM pg_constraint c WHERE c.conparentid = n.oid))
+               'names', (SELECT jsonb_object_agg(c.conrelid::text, c.conname) FROM pg_constraint c
+                         WHERE c.conparentid = n.oid AND c.conrelid <> n.conrelid))
            ORDER BY n.oid)
     INTO own_foreign_keys
-    FROM pg_constraint n WHERE n.conrelid = s.parent AND n.contype = 'f';
+    -- (not the rows PostgreSQL keeps for each partition of a partitioned
+    -- table referred to: they come with the foreign key)
+    FROM pg_constraint n WHERE n.conrelid = s.parent AND n.contype = 'f' AND n.conparentid = 0;
     FOR r IN SELECT inhrelid::regclass AS rel FROM pg_inherits
              WHERE inhparent = s.parent AND inhrelid <> ALL (replaced) ORDER BY inhrelid LOOP
         EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', s.parent::regclass, r.rel);
@@ -209,6 +240,9 @@ BEGIN
     FOREACH statement IN ARRAY takeover LOOP
         EXECUTE statement;
     END LOOP;
+    FOREACH statement IN ARRAY foreign_keys LOOP
+        EXECUTE statement;
+    END LOOP;
     -- The shadows were attached at the verification (reshard_phase_verify):
     -- here the new partition and the foreign ones; the engine's indexes on
     -- the key, all in one statement.
@@ -238,10 +272,9 @@ BEGIN
     IF key_indexes <> '{}' THEN
         EXECUTE 'DROP INDEX ' || array_to_string(key_indexes, ', ');
     END IF;
-    FOREACH statement IN ARRAY foreign_keys LOOP
+    FOREACH statement IN ARRAY not_valid_keys LOOP
         EXECUTE statement;
     END LOOP;
-    s.foreign_keys := '{}';
     FOR fk IN SELECT * FROM jsonb_array_elements(coalesce(own_foreign_keys, '[]')) LOOP
         FOR b IN 0 .. s.new_buckets - 1 LOOP
             CONTINUE WHEN s.shadows[b + 1] IS NULL;

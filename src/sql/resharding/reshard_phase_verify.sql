@@ -97,8 +97,14 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%s)', s.shadows[b + 1]::regclass, bound_name, bound);
         -- A shadow is attached to the new parent now, not at the cutover
         -- (no reader or writer but the engine uses either), and its CHECK
-        -- dropped: the cutover only renames it.
-        CONTINUE WHEN s.shadows[b + 1] = s.partition;
+        -- dropped: the cutover only renames it.  Not when foreign keys of
+        -- other tables refer to the table: the cutover adds them to the new
+        -- parent before attaching its partitions, so that PostgreSQL makes
+        -- the rows it keeps for each partition valid (15 to 17 leave them
+        -- not valid when the key is added to a parent that has partitions).
+        CONTINUE WHEN s.shadows[b + 1] = s.partition
+                      OR EXISTS (SELECT FROM pg_constraint c
+                                 WHERE c.confrelid = s.parent AND c.contype = 'f' AND c.conrelid <> s.parent);
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.new_parent::regclass, s.shadows[b + 1]::regclass,
                        format(s.new_bound, b));
         EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', s.shadows[b + 1]::regclass, bound_name);

@@ -203,10 +203,11 @@ BEGIN
                   DETAIL = 'The key is evaluated for every row, as the table''s owner: only functions, operators and operator classes that are built in, the extension''s or a superuser''s may appear in it.';
     END IF;
     -- Foreign keys of other tables to the parent are dropped and created
-    -- again, publications altered: by the table's owner, who must own them.
+    -- again (on a partitioned table, on each of its partitions first),
+    -- publications altered: by the table's owner, who must own them.
     SELECT string_agg(DISTINCT c.conrelid::regclass::text, ', ') INTO bad
     FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
-    WHERE c.confrelid = parent AND c.contype = 'f' AND c.conparentid = 0 AND t.relowner <> p.relowner;
+    WHERE c.confrelid = parent AND c.contype = 'f' AND c.conrelid <> parent AND t.relowner <> p.relowner;
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'cannot reshard %, foreign keys of tables its owner does not own refer to it: %', parent, bad
             USING ERRCODE = 'insufficient_privilege',
@@ -279,7 +280,7 @@ BEGIN
     -- log then deletes again).
     IF operation = 'add' THEN
         SELECT string_agg(format('%I', conname), ', ') INTO bad
-        FROM pg_constraint WHERE conrelid = partition AND contype = 'f';
+        FROM pg_constraint WHERE conrelid = partition AND contype = 'f' AND conparentid = 0;
         IF bad IS NOT NULL THEN
             RAISE EXCEPTION 'cannot reshard % with %, it has foreign keys: %', parent, partition, bad
                 USING ERRCODE = 'feature_not_supported',
