@@ -209,10 +209,13 @@ BEGIN
         (SELECT 'before ' || x FROM unnest(s.catalog) AS x WHERE x !~ ': storage [0-9]+$'
          EXCEPT SELECT 'before ' || x FROM unnest(seen) AS x)
         UNION ALL
-        SELECT format('now %s: its rows were rewritten (ALTER TABLE ... TYPE, VACUUM FULL, CLUSTER)', split_part(a, ': storage ', 1))
-        FROM unnest(s.catalog) AS a JOIN unnest(seen) AS b
-          ON split_part(a, ': storage ', 1) = split_part(b, ': storage ', 1) AND a <> b
-        WHERE a ~ ': storage [0-9]+$' AND b ~ ': storage [0-9]+$') AS t;
+        -- (a table whose file differs has two lines in the union of the
+        -- files' lines, one of each side)
+        SELECT format('now %s: its rows were rewritten (ALTER TABLE ... TYPE, VACUUM FULL, CLUSTER)', f.rel)
+        FROM (SELECT split_part(x, ': storage ', 1) AS rel, x FROM unnest(s.catalog) AS x WHERE x ~ ': storage [0-9]+$'
+              UNION
+              SELECT split_part(x, ': storage ', 1), x FROM unnest(seen) AS x WHERE x ~ ': storage [0-9]+$') AS f
+        GROUP BY f.rel HAVING count(*) > 1) AS t;
     IF changed IS NOT NULL THEN
         RAISE EXCEPTION 'table % changed while it was being resharded', s.parent_name
             USING ERRCODE = 'object_not_in_prerequisite_state',
