@@ -374,28 +374,19 @@ reshard_new_partition_grants(engine *e)
 								 state_oid(e, STATE_PARTITION));
 }
 
-/* The pairs of reshard_cutover.c's takeover_statements: the new parent, each shadow of an old local partition. */
+/* The grants of each table the cutover replaces (replaced_sources), and the new partition's. */
 List *
 reshard_cutover_grants(engine *e)
 {
-	Oid			partition = state_oid(e, STATE_PARTITION);
-	List	   *grants = list_make1(reshard_grants_of(e->parent, state_oid(e, STATE_NEW_PARENT)));
+	List	   *filled;
+	List	   *old = replaced_sources(e, &filled);
+	List	   *grants = NIL;
 	reshard_grants *added = reshard_new_partition_grants(e);
-	Datum	   *sources;
-	Datum	   *shadows;
-	bool	   *source_nulls;
-	bool	   *shadow_nulls;
-	int			source_count;
-	int			shadow_count;
+	ListCell   *o;
+	ListCell   *f;
 
-	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SOURCES]), OIDOID, sizeof(Oid), true,
-					  TYPALIGN_INT, &sources, &source_nulls, &source_count);
-	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SHADOWS]), OIDOID, sizeof(Oid), true,
-					  TYPALIGN_INT, &shadows, &shadow_nulls, &shadow_count);
-	for (int i = 0; i < Min(source_count, shadow_count); i++)
-		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition &&
-			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE)
-			grants = lappend(grants, reshard_grants_of(DatumGetObjectId(sources[i]), DatumGetObjectId(shadows[i])));
+	forboth(o, old, f, filled)
+		grants = lappend(grants, reshard_grants_of(lfirst_oid(o), lfirst_oid(f)));
 	if (added != NULL)
 		grants = lappend(grants, added);
 	return grants;

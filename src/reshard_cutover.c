@@ -151,7 +151,7 @@ cutover_relations(engine *e, List **others)
  * replaces (a foreign partition keeps its place), and in *filled (if not
  * NULL) the tables that replace them: the new parent, the shadows.
  */
-static List *
+List *
 replaced_sources(engine *e, List **filled)
 {
 	List	   *old = list_make1_oid(e->parent);

@@ -160,6 +160,7 @@ extern bool step_copy(engine *e);
 extern bool step_catch_up(engine *e);
 extern bool step_verify(engine *e);
 extern bool step_cutover(engine *e);
+extern List *replaced_sources(engine *e, List **filled);
 extern bool step_finish(engine *e);
 extern bool step_undo(engine *e);
 extern bool step_sweep(engine *e);
