@@ -108,6 +108,9 @@ class AnchorTest(unittest.TestCase):
         self.assertEqual(len(s), 4)
         self.assertNotIn(2, s)
         self.assertIn(4, s)
+        # a set of 2^31 - 1 buckets cannot grow: 54000, as the extension (found by test/check-clients)
+        with self.assertRaises(S.LimitExceededError):
+            S.JumpBackAnchorHash(2**31 - 1).add_bucket()
 
     def test_bad_sets(self):
         cases = [

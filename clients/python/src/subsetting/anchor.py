@@ -170,7 +170,7 @@ class JumpBackAnchorHash:
         if self._removed:
             return JumpBackAnchorHash(self._buckets, self._removed[:-1]), self._removed[-1]
         if self._buckets == INT32_MAX:
-            raise SubsettingError(
+            raise LimitExceededError(
                 f"cannot add a bucket to {self._buckets} buckets with none removed",
                 detail="Bucket numbers are int4 values, so there are at most 2147483647 buckets.")
         return JumpBackAnchorHash(self._buckets + 1), self._buckets
