@@ -71,7 +71,9 @@ func malformed(format string, args ...interface{}) error {
 // partition on distinct nodes.  It reads the JSON with encoding/json, which
 // is laxer than the extension in two ways that never change a lookup: key
 // names match case-insensitively, and a key given twice keeps its last value.
-// Error messages and the order of the checks may differ from the extension's.
+// Every problem of the text is a 22P02 error (invalid_text_representation),
+// as the extension's input raises it for a problem found in a value; error
+// messages and the order of the checks may differ from the extension's.
 func ParseRing(text []byte) (*Ring, error) {
 	var j ringJSON
 	dec := json.NewDecoder(bytes.NewReader(text))
@@ -88,15 +90,15 @@ func ParseRing(text []byte) (*Ring, error) {
 	pp, R, n := *j.PartPower, *j.Replicas, int64(len(*j.Nodes))
 	switch {
 	case pp < RingMinPartPower || pp > RingMaxPartPower:
-		return nil, invalid("part power must be between %d and %d, got %d", RingMinPartPower, RingMaxPartPower, pp)
+		return nil, malformed("part power must be between %d and %d, got %d", RingMinPartPower, RingMaxPartPower, pp)
 	case R < 1:
-		return nil, invalid("replicas must be at least 1, got %d", R)
+		return nil, malformed("replicas must be at least 1, got %d", R)
 	case n < 1:
-		return nil, invalid("a ring needs at least one node")
+		return nil, malformed("a ring needs at least one node")
 	case n > RingMaxNodes:
-		return nil, limit("too many nodes: %d (at most %d)", n, RingMaxNodes)
+		return nil, malformed("too many nodes: %d (at most %d)", n, RingMaxNodes)
 	case R > ringMaxSlots>>pp:
-		return nil, limit("%d replicas of 2^%d partitions is too many (at most %d partition-replicas)", R, pp, ringMaxSlots)
+		return nil, malformed("%d replicas of 2^%d partitions is too many (at most %d partition-replicas)", R, pp, ringMaxSlots)
 	}
 	parts := 1 << pp
 	if int64(len(*j.Assignment)) != R {
@@ -116,9 +118,9 @@ func ParseRing(text []byte) (*Ring, error) {
 		w := *nd.Weight
 		switch {
 		case math.IsNaN(w) || math.IsInf(w, 0):
-			return nil, invalid("weight of node %d must be finite, got %v", *nd.ID, w)
+			return nil, malformed("weight of node %d must be finite, got %v", *nd.ID, w)
 		case w < 0:
-			return nil, invalid("weight of node %d must not be negative, got %v", *nd.ID, w)
+			return nil, malformed("weight of node %d must not be negative, got %v", *nd.ID, w)
 		case w > 0:
 			positive++
 		}
@@ -133,10 +135,10 @@ func ParseRing(text []byte) (*Ring, error) {
 		index[nd.ID] = uint16(i)
 	}
 	if positive == 0 {
-		return nil, invalid("all weights are zero")
+		return nil, malformed("all weights are zero")
 	}
 	if R > positive {
-		return nil, invalid("%d replicas need at least %d nodes of positive weight, got %d", R, R, positive)
+		return nil, malformed("%d replicas need at least %d nodes of positive weight, got %d", R, R, positive)
 	}
 	r.byPartition = make([]uint16, parts*int(R))
 	for rep, row := range *j.Assignment {

@@ -175,3 +175,14 @@ func xxh3Long(data []byte) uint64 {
 func XXH3String(s string) uint64 {
 	return XXH3([]byte(s))
 }
+
+// XXH3Int64 is XXH3-64 of the 8 little-endian bytes of v: the extension's
+// xxh3_64(bigint) as an unsigned value, and hash4j's
+// Hashing.xxh3_64().hashLongToLong(v).  Hash integer ids with it before a ring
+// lookup (ring.NodesOf(XXH3Int64(id))), which takes a bigint key's top bits as
+// they are.  A uint64 key k is XXH3Int64(int64(k)).
+func XXH3Int64(v int64) uint64 {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(v))
+	return XXH3(b[:])
+}
