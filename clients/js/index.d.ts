@@ -6,8 +6,11 @@ export type IntegerKey = bigint | number;
 export type HashedKey = string | Uint8Array;
 export type Key = IntegerKey | HashedKey;
 
-/** XXH3-64 (seed 0) of a string's UTF-8 bytes or of bytes, signed, as the extension's xxh3_64. */
-export function xxh3_64(key: HashedKey): bigint;
+/**
+ * XXH3-64 (seed 0) of a string's UTF-8 bytes or of bytes, signed, as the extension's xxh3_64; of an integer key,
+ * XXH3-64 of its 8 little-endian bytes (xxh3_64(bigint), hash4j's hashLongToLong).
+ */
+export function xxh3_64(key: Key): bigint;
 /** The bucket in [0, buckets) by JumpBackHash (hash4j, SplitMix64); buckets 1 to 2^31 - 1. */
 export function jumpbackhash(key: Key, buckets: number): number;
 /** The bucket in [0, buckets) by Lamping and Veach's jump consistent hash; buckets 1 to 2^31 - 1. */

@@ -21,7 +21,7 @@ function removedList(removed) {
     throw argError('type', `removed buckets must be an array of integers, got ${describe(removed)}`);
   }
   if (removed.length > MAX_REMOVED) {
-    throw argError('range', `too many removed buckets: ${removed.length} (at most ${MAX_REMOVED} buckets can be removed)`);
+    throw argError('limit', `too many removed buckets: ${removed.length} (at most ${MAX_REMOVED} buckets can be removed)`);
   }
   const list = Array.from(removed);
   list.forEach((b, i) => {
@@ -78,7 +78,7 @@ export class JumpBackAnchorSet {
 
   /** The set of a state's bytes (hash4j's getState()). */
   static fromState(state) {
-    const { buckets, removed } = jumpbackanchorhashFromState(state);
+    const { buckets, removed } = readState(state);
     return new JumpBackAnchorSet(buckets, removed, 'state');
   }
 
@@ -150,9 +150,16 @@ export function jumpbackanchorhashState(buckets, removed = []) {
 
 /**
  * The buckets and removed buckets of a state (jumpbackanchorhash_buckets and
- * jumpbackanchorhash_removed), checked for format only.
+ * jumpbackanchorhash_removed), checked whole as the extension checks it: the
+ * removed buckets in range and none twice.
  */
 export function jumpbackanchorhashFromState(state) {
+  const set = JumpBackAnchorSet.fromState(state);
+  return { buckets: set.buckets, removed: set.removed.slice() };
+}
+
+/** The numbers of state bytes, checked for format only. */
+function readState(state) {
   if (!(state instanceof Uint8Array)) {
     throw argError('type', `state must be a Uint8Array, got ${describe(state)}`);
   }
@@ -163,7 +170,7 @@ export function jumpbackanchorhashFromState(state) {
   const buckets = view.getInt32(0, true);
   if (buckets < 0) throw argError('range', `invalid jumpbackanchorhash state: number of buckets is negative, got ${buckets}`);
   const count = (state.length - 4) / 4;
-  if (count > MAX_REMOVED) throw argError('range', `too many removed buckets: ${count} (at most ${MAX_REMOVED} buckets can be removed)`);
+  if (count > MAX_REMOVED) throw argError('limit', `too many removed buckets: ${count} (at most ${MAX_REMOVED} buckets can be removed)`);
   const removed = [];
   for (let i = 0; i < count; i++) removed.push(view.getInt32(4 + 4 * i, true));
   return { buckets, removed };
@@ -181,7 +188,7 @@ export function jumpbackanchorhashAddBucket(buckets, removed = []) {
     return { buckets, removed: list, bucket };
   }
   if (buckets === INT32_MAX) {
-    throw argError('range', `cannot add a bucket to ${buckets} buckets with none removed (there are at most 2147483647 buckets)`);
+    throw argError('limit', `cannot add a bucket to ${buckets} buckets with none removed (there are at most 2147483647 buckets)`);
   }
   return { buckets: buckets + 1, removed: list, bucket: buckets };
 }
@@ -202,7 +209,7 @@ export function jumpbackanchorhashRemoveBucket(buckets, removed, bucket) {
   if (buckets - 1 === list.length) return { buckets: 0, removed: [] };
   if (bucket === buckets - 1 && list.length === 0) return { buckets: buckets - 1, removed: [] };
   if (list.length >= MAX_REMOVED) {
-    throw argError('range', `too many removed buckets: ${list.length + 1} (at most ${MAX_REMOVED} buckets can be removed)`);
+    throw argError('limit', `too many removed buckets: ${list.length + 1} (at most ${MAX_REMOVED} buckets can be removed)`);
   }
   list.push(bucket);
   return { buckets, removed: list };

@@ -13,9 +13,17 @@ const INT64_MIN = -(1n << 63n);
 const hasher = await createXXHash3(0, 0);
 const encoder = new TextEncoder();
 
-/** A RangeError or TypeError whose message names the bad value. */
+/**
+ * A RangeError or TypeError whose message names the bad value.  A RangeError
+ * carries `sqlstate`, the SQLSTATE the extension raises for the same argument:
+ * '22023' (invalid parameter value) or, kind 'limit', '54000' (program limit
+ * exceeded).
+ */
 export function argError(kind, message) {
-  return kind === 'type' ? new TypeError(message) : new RangeError(message);
+  if (kind === 'type') return new TypeError(message);
+  const e = new RangeError(message);
+  e.sqlstate = kind === 'limit' ? '54000' : '22023';
+  return e;
 }
 
 /** Checks that value is an integer Number in [min, max] (SQL int4 by default). */
@@ -82,9 +90,17 @@ export function xxh3Unsigned(bytes) {
 
 /**
  * xxh3_64(key): XXH3-64 (seed 0) of a string's UTF-8 bytes or of a Uint8Array,
- * as the extension returns it: a signed 64-bit BigInt.
+ * as the extension returns it: a signed 64-bit BigInt.  An integer key (a
+ * BigInt, or a safe-integer Number) is hashed as its 8 little-endian bytes, as
+ * the extension's xxh3_64(bigint) and hash4j's hashLongToLong: hash integer ids
+ * with it before a ring lookup, which takes an integer key's top bits as they are.
  */
 export function xxh3_64(key) {
+  if (typeof key === 'bigint' || typeof key === 'number') {
+    const bytes = new Uint8Array(8);
+    new DataView(bytes.buffer).setBigUint64(0, key64('key', key), true);
+    return BigInt.asIntN(64, xxh3Unsigned(bytes));
+  }
   return BigInt.asIntN(64, xxh3Unsigned(keyBytes('key', key)));
 }
 

@@ -10,7 +10,9 @@ export const MAX_NODES = 65535;
 export const MAX_SLOTS = 2 ** 26;
 
 function bad(message) {
-  return new SyntaxError(`invalid partition ring text: ${message}`);
+  const e = new SyntaxError(`invalid partition ring text: ${message}`);
+  e.sqlstate = '22P02'; // as the extension's partition_ring input
+  return e;
 }
 
 function intField(what, value, min = -2147483648, max = 2147483647) {
@@ -44,6 +46,12 @@ export class PartitionRing {
       throw bad(e.message);
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw bad('not a JSON object');
+    // JSON.parse reads 1.0 and 1e0 as 1: the extension takes only a weight written with a fraction or an exponent
+    for (const m of text.matchAll(/-?\d+(?:\.\d+(?:[eE][+-]?\d+)?|[eE][+-]?\d+)/g)) {
+      if (!/"weight"\s*:\s*$/.test(text.slice(Math.max(0, m.index - 40), m.index))) {
+        throw bad(`expected an integer at character ${m.index + 1}, got ${m[0]}`);
+      }
+    }
     for (const k of Object.keys(value)) {
       if (!['part_power', 'replicas', 'seed', 'nodes', 'assignment'].includes(k)) throw bad(`unknown key "${k}"`);
     }
@@ -51,8 +59,13 @@ export class PartitionRing {
       if (!(k in value)) throw bad(`key "${k}" is missing`);
     }
     // the seed is a 64-bit integer, which JSON.parse would round: read its digits
-    const seedMatch = /"seed"\s*:\s*(-?\d+)/.exec(text);
-    const seed = seedMatch ? BigInt(seedMatch[1]) : 0n;
+    let seed = 0n;
+    if ('seed' in value) {
+      const seedMatch = /"seed"\s*:\s*(-?\d+)\s*[,}]/.exec(text);
+      if (typeof value.seed !== 'number' || !seedMatch) throw bad(`seed must be an integer, got ${describe(value.seed)}`);
+      seed = BigInt(seedMatch[1]);
+      if (seed < -(2n ** 63n) || seed >= 2n ** 63n) throw bad(`seed must be a 64-bit integer, got ${seedMatch[1]}`);
+    }
     return new PartitionRing(value.part_power, value.replicas, value.nodes, value.assignment, seed);
   }
 

@@ -103,7 +103,7 @@ function subsetArguments(frontend, backends, subsetSize) {
 function subsetMembers(backends, subsetSize) {
   const members = Math.min(subsetSize, backends);
   if (members > MAX_SUBSET_MEMBERS) {
-    throw argError('range', `subset of ${members} backends is too large (a subset has at most ${MAX_SUBSET_MEMBERS} members)`);
+    throw argError('limit', `subset of ${members} backends is too large (a subset has at most ${MAX_SUBSET_MEMBERS} members)`);
   }
   return members;
 }
@@ -160,7 +160,7 @@ export function rocksteadierSubset(frontend, backends, subsetSize, lotSize = 10)
   const count = subsetMembers(backends, subsetSize);
   const steps = shuffleSteps(backends, count, lotSize);
   if (steps > MAX_ROCKSTEADIER_STEPS) {
-    throw argError('range', `rocksteadier subset of ${count} backends in lots of ${lotSize} is too large (it would shuffle ${steps} tasks; the limit is ${MAX_ROCKSTEADIER_STEPS}; use a smaller lot size or subset size)`);
+    throw argError('limit', `rocksteadier subset of ${count} backends in lots of ${lotSize} is too large (it would shuffle ${steps} tasks; the limit is ${MAX_ROCKSTEADIER_STEPS}; use a smaller lot size or subset size)`);
   }
   const out = new Array(count);
   if (count === 0) return out;

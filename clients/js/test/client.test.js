@@ -4,6 +4,7 @@
 // compares everything with the extension on random inputs.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as s from '../src/index.js';
 
 test('xxh3_64 of text and bytes', () => {
@@ -11,8 +12,60 @@ test('xxh3_64 of text and bytes', () => {
   assert.equal(s.xxh3_64('hello'), BigInt.asIntN(64, 0x9555e8555c62dcfdn));
   assert.equal(s.xxh3_64('hello'), -7685981735718036227n); // extension
   assert.equal(s.xxh3_64(new TextEncoder().encode('hello')), s.xxh3_64('hello'));
-  assert.throws(() => s.xxh3_64(42), TypeError);
+  assert.throws(() => s.xxh3_64(null), TypeError);
   assert.throws(() => s.xxh3_64('\ud800'), /well-formed/);
+});
+
+// xxh3_64 of an integer: XXH3-64 of its 8 little-endian bytes, as the reference computes it:
+// `xxhsum -H3` (xxHash 0.8.1) and python3-xxhash (xxh3_64_intdigest(struct.pack('<q', v))) agree.
+test('xxh3_64 of integers (the extension\'s xxh3_64(bigint))', () => {
+  const vectors = [
+    [0n, 0xc77b3abb6f87acd9n], [1n, 0x2fbc593564db792en], [-1n, 0x5111c7e47d784413n],
+    [42n, 0xd5a6f8c838df27c8n], [2n ** 63n - 1n, 0xa233cf376558df46n], [-(2n ** 63n), 0x828f2476789a0e5fn],
+    [2n ** 53n + 1n, 0x0ff84143ab99dcd0n], [-123456789012345n, 0x15b0b82581adf205n],
+  ];
+  for (const [v, want] of vectors) assert.equal(s.xxh3_64(v), BigInt.asIntN(64, want), `xxh3_64(${v}n)`);
+  assert.equal(s.xxh3_64(42), s.xxh3_64(42n));
+  assert.equal(s.xxh3_64(2n ** 64n - 1n), s.xxh3_64(-1n)); // the unsigned reading of the same bits
+  assert.throws(() => s.xxh3_64(2 ** 60), /BigInt/);
+  assert.throws(() => s.xxh3_64(2n ** 64n), /64-bit/);
+});
+
+// Random integers against python3-xxhash, run now (skipped where /usr/bin/python3 has no xxhash).
+test('xxh3_64 of random integers against python3-xxhash', (t) => {
+  const values = [];
+  for (let i = 0; i < 500; i++) {
+    let v = 0n;
+    for (let j = 0; j < 4; j++) v = (v << 16n) | BigInt(Math.floor(Math.random() * 65536));
+    values.push(i % 5 === 0 ? BigInt(Math.floor(Math.random() * 2000) - 1000) : BigInt.asIntN(64, v));
+  }
+  const p = spawnSync('/usr/bin/python3', ['-c',
+    "import struct, sys, xxhash\nfor line in sys.stdin:\n    print(xxhash.xxh3_64_intdigest(struct.pack('<q', int(line))))"],
+  { input: values.join('\n') + '\n', encoding: 'utf8' });
+  if (p.status !== 0) {
+    t.skip(`no reference: /usr/bin/python3 with python3-xxhash (${(p.stderr || p.error || '').toString().trim()})`);
+    return;
+  }
+  const want = p.stdout.trim().split('\n').map((x) => BigInt.asIntN(64, BigInt(x)));
+  assert.equal(want.length, values.length);
+  values.forEach((v, i) => assert.equal(s.xxh3_64(v), want[i], `xxh3_64(${v}n)`));
+});
+
+test('errors carry the extension\'s SQLSTATE', () => {
+  const state = (f) => {
+    try {
+      f();
+    } catch (e) {
+      return e.sqlstate;
+    }
+    return 'no error';
+  };
+  assert.equal(state(() => s.jumpbackhash(1n, 0)), '22023');
+  assert.equal(state(() => s.jumpbackanchorhashAddBucket(2147483647, [])), '54000');
+  assert.equal(state(() => s.ringsteadySubset(1, 2147483647, 2147483647)), '54000');
+  assert.equal(state(() => s.rocksteadierSubset(1, 2147483647, 1 << 24, 65536)), '54000');
+  assert.equal(state(() => s.PartitionRing.parse('{"part_power": 0}')), '22P02');
+  assert.equal(state(() => s.jumpbackhash(1n, 'x')), undefined); // a TypeError: no SQL call has that type
 });
 
 test('jumpbackhash and jumphash', () => {
@@ -102,4 +155,22 @@ test('partition ring lookups', () => {
   assert.throws(() => s.PartitionRing.parse(RING.replace('[3, 4, 1, 2]', '[3, 4, 1, 9]')), /node 9, which is not in "nodes"/);
   assert.throws(() => s.PartitionRing.parse(RING.replace('[4, 2, 4, 4]', '[3, 2, 4, 4]')), /two replicas on node 3/);
   assert.throws(() => s.PartitionRing.parse(RING.replace('"part_power": 2', '"part_power": 25')), /part_power must be between 1 and 24, got 25/);
+});
+
+// Both found by test/check-clients: the extension checks a state whole in jumpbackanchorhash_buckets and
+// jumpbackanchorhash_removed, and a ring's seed as a 64-bit integer.
+test('states and ring seeds are checked as the extension checks them', () => {
+  const state = (hex) => Uint8Array.from(Buffer.from(hex, 'hex'));
+  assert.throws(() => s.jumpbackanchorhashFromState(state('0500000005000000')), /out of range/);
+  assert.throws(() => s.jumpbackanchorhashFromState(state('0000000000000000')), /out of range/);
+  assert.deepEqual(s.jumpbackanchorhashFromState(state('0500000002000000')), { buckets: 5, removed: [2] });
+  const ring = (seed) => `{"part_power": 1, "replicas": 1, "seed": ${seed}, "nodes": [{"id": 1, "zone": 0, "weight": 1}], "assignment": [[1, 1]]}`;
+  assert.equal(s.PartitionRing.parse(ring('-9223372036854775808')).seed, -(2n ** 63n));
+  for (const bad of ['"x"', '9223372036854775808', '1.5', '1e3', '0.0']) {
+    assert.throws(() => s.PartitionRing.parse(ring(bad)), (e) => e.sqlstate === '22P02', `seed ${bad}`);
+  }
+  // integers written as 1.0 or 1e0 are refused (JSON.parse reads them as integers); weights take any number
+  assert.throws(() => s.PartitionRing.parse(ring(0).replace('"part_power": 1', '"part_power": 1.0')), /expected an integer/);
+  assert.throws(() => s.PartitionRing.parse(ring(0).replace('[[1, 1]]', '[[1, 1e0]]')), /expected an integer/);
+  assert.equal(s.PartitionRing.parse(ring(0).replace('"weight": 1', '"weight": 1.5e0')).nodes[0].weight, 1.5);
 });
