@@ -17,7 +17,7 @@ import (
 // the reference implementation, not by this package: `xxhsum -H3` of xxHash
 // 0.8.1 (Debian 12's xxhash package), one file per length.  They cover every
 // length class: 0, 1-3, 4-8, 9-16, 17-128, 129-240 and the long loop (one
-// stripe, one block of 1024 bytes, several blocks).  check-against-extension compares
+// stripe, one block of 1024 bytes, several blocks).  test/check-clients compares
 // random inputs of every class with the extension's xxh3_64.
 var xxh3Golden = []struct {
 	n    int

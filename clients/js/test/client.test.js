@@ -1,6 +1,6 @@
 // Unit tests of the client (node --test).  The values marked "extension" were
 // computed by the extension (psql, 1.2 on PostgreSQL 15); the XXH3 values of
-// "" and "hello" are xxHash's own published test values.  check-against-extension
+// "" and "hello" are xxHash's own published test values.  test/check-clients
 // compares everything with the extension on random inputs.
 import test from 'node:test';
 import assert from 'node:assert/strict';

@@ -2,7 +2,7 @@
 
 The golden values marked "extension" were computed by the extension itself
 (subsetting 1.2 on PostgreSQL 15, psql), once, when these tests were written;
-check-against-extension compares the library with the extension on fresh random inputs.
+test/check-clients compares the library with the extension on fresh random inputs.
 """
 
 import sys

@@ -2,7 +2,7 @@
 
 An application computes the same bucket, subset or replica nodes as the
 database: the same algorithms, bit for bit, checked against the extension
-(``clients/python/check-against-extension``).
+(``test/check-clients``, through ``clients/python/crosscheck``).
 
 >>> from subsetting import jumpbackhash, rocksteadier_subset, PartitionRing
 >>> jumpbackhash("user-42", 16)          # as SELECT jumpbackhash('user-42', 16)
