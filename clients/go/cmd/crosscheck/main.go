@@ -564,7 +564,12 @@ func errorValue(code, msg string) ordered {
 	return ordered{[]string{"error", "message"}, []interface{}{code, msg}}
 }
 
-func answer(line string) interface{} {
+func answer(line string) (result interface{}) {
+	defer func() {
+		if p := recover(); p != nil { // a bug of the package: this line's answer, not the end of the program
+			result = errorValue("XX000", fmt.Sprintf("panic: %v", p))
+		}
+	}()
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.UseNumber()
 	var req map[string]interface{}
