@@ -588,7 +588,10 @@ func answer(line string) (result interface{}) {
 			return errorValue("08P01", `"types" must be a list`)
 		}
 		for _, x := range list {
-			s, _ := x.(string)
+			s, ok := x.(string)
+			if !ok && x != nil {
+				s = show(x) // not a type name: refused where a key reads it
+			}
 			types = append(types, s)
 		}
 	}
