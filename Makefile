@@ -21,6 +21,7 @@ OBJS = \
 	src/reshard_steps.o \
 	src/reshard_cutover.o \
 	src/reshard_acl.o \
+	src/reshard_indexes.o \
 	src/reshard_shards.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \

@@ -107,4 +107,20 @@ extern PGDLLEXPORT void _PG_init(void);
 #define RELATION_OWNERCHECK(relid, role) pg_class_ownercheck((relid), (role))
 #endif
 
+/*
+ * The map of a table's columns to another's, by name (access/attmap.h;
+ * PostgreSQL 16 added missing_ok), and an index defined on a table as
+ * CREATE INDEX does (commands/defrem.h; 16 added the partitions' count,
+ * -1 where there are none to count).
+ */
+#if PG_VERSION_NUM >= 160000
+#define ATTRMAP_BY_NAME(in, out) build_attrmap_by_name((in), (out), false)
+#define DEFINE_INDEX(relid, stmt) \
+	DefineIndex((relid), (stmt), InvalidOid, InvalidOid, InvalidOid, -1, false, true, true, false, true)
+#else
+#define ATTRMAP_BY_NAME(in, out) build_attrmap_by_name((in), (out))
+#define DEFINE_INDEX(relid, stmt) \
+	DefineIndex((relid), (stmt), InvalidOid, InvalidOid, InvalidOid, false, true, true, false, true)
+#endif
+
 #endif							/* SUBSETTING_COMPAT_H */

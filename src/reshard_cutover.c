@@ -301,8 +301,8 @@ takeover_fingerprint(engine *e)
 static Datum prepared_statements;
 static char *prepared_fingerprint;
 
-static void
-prepare_takeover(engine *e)
+static bool
+unit_prepare_takeover(engine *e)
 {
 	table_owner_context owner;
 	char	   *fingerprint;
@@ -321,6 +321,21 @@ prepare_takeover(engine *e)
 	prepared_fingerprint = pstrdup(fingerprint);
 	prepared_statements = datumCopy(statements, false, -1);
 	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * The takeover statements read, in a subtransaction: an error that
+ * reshard_takeover_sql raises (what it cannot carry over) ends the call
+ * as any other, with the routines it was in ended.
+ */
+static void
+prepare_takeover(engine *e)
+{
+	ErrorData  *error = try_unit(e, unit_prepare_takeover, NULL);
+
+	if (error != NULL)
+		ReThrowError(error);
 }
 
 /*

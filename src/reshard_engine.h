@@ -172,6 +172,9 @@ extern reshard_phase phase_from_name(const char *name);
 extern reshard_phase next_phase(reshard_phase phase);
 extern bool phase_ended(reshard_phase phase);
 
+/* reshard_indexes.c: the shadows' indexes, once they are full */
+extern void index_shadows(engine *e);
+
 /* reshard_steps.c: what more than one step does */
 extern void catch_up(engine *e);
 

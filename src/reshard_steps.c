@@ -114,6 +114,9 @@ unit_copy(engine *e)
 			break;
 		}
 	snapshot_foreign_partitions(e, foreign_tables(sources));
+	/* none left: the shadows are full, their indexes built */
+	if (sources == NIL)
+		index_shadows(e);
 	run_routine(e, ROUTINE_PHASE_COPY, 0, 0, 0);
 	return state_int64(e, STATE_SOURCES_COPIED) > count;
 }

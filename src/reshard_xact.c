@@ -37,10 +37,24 @@
 static bool ignore_transaction_timeout = false;
 #endif
 
-/* The transaction_timeout the call ignores stopped again in the transaction that just started. */
+/*
+ * The caller's lock_timeout does not apply to the call's transactions: the
+ * waits for the table's locks are the call's own (at most the budget each,
+ * retried: set_lock_timeout), and any other is brief (a catalog that
+ * autovacuum truncates, a relation the engine just made), where a short
+ * lock_timeout of the caller's would fail a call late for nothing.
+ */
+static void
+ignore_lock_timeout(void)
+{
+	(void) set_config_option("lock_timeout", "0", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/* What the call ignores of the caller's settings, again in the transaction that just started. */
 static void
 transaction_started(void)
 {
+	ignore_lock_timeout();
 #if PG_VERSION_NUM >= 170000
 	if (ignore_transaction_timeout && get_timeout_active(TRANSACTION_TIMEOUT))
 		disable_timeout(TRANSACTION_TIMEOUT, false);
@@ -89,6 +103,9 @@ settle_session_settings(engine *e)
 						   ? "default_transaction_read_only is on (for the session, the role or the database)."
 						   : "The transaction that calls it is read-only."),
 				 errhint("SET default_transaction_read_only = off, then call it again.")));
+	/* (a call made in a transaction block leaves the block's settings alone) */
+	if (!e->atomic)
+		ignore_lock_timeout();
 	if (StatementTimeout > 0 && !set_by_session("statement_timeout") && get_timeout_active(STATEMENT_TIMEOUT))
 		disable_timeout(STATEMENT_TIMEOUT, false);
 #if PG_VERSION_NUM >= 170000

@@ -18,6 +18,8 @@ DECLARE
     b int;
     n bigint;
     is_foreign boolean;
+    target oid;
+    key_name text;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -28,6 +30,26 @@ BEGIN
     LOOP
         s.sources_copied := s.sources_copied + 1;
         IF s.sources_copied > cardinality(s.sources) THEN
+            -- All copied (the engine has built the shadows' indexes): the
+            -- catch-up finds a row of each local table filled by its key,
+            -- through an index of the table's that leads with it (plain
+            -- btree, the key's default operator class and collation), else
+            -- through one of its own, dropped at the cutover.
+            FOR target IN SELECT t FROM unnest(s.shadows) AS u(t) JOIN pg_class c ON c.oid = u.t WHERE c.relkind <> 'f' LOOP
+                EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)',
+                               (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+                INTO key_name USING s, 'key', target;
+                CONTINUE WHEN EXISTS (
+                    SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am a ON a.oid = i.relam
+                    LEFT JOIN pg_attribute k ON k.attrelid = x.indrelid AND k.attnum = x.indkey[0]
+                    LEFT JOIN pg_opclass o ON o.oid = x.indclass[0]
+                    WHERE x.indrelid = target
+                      AND (i.relname = key_name
+                           OR a.amname = 'btree' AND x.indpred IS NULL AND x.indisvalid
+                              AND quote_ident(k.attname) = s.key AND o.opcdefault AND o.opcintype = k.atttypid
+                              AND x.indcollation[0] = k.attcollation));
+                EXECUTE format('CREATE INDEX %I ON %s ((%s))', key_name, target::regclass, s.key);
+            END LOOP;
             RETURN s;
         END IF;
         source := s.sources[s.sources_copied];

@@ -259,8 +259,8 @@ BEGIN
             target := s.sources[b + 1];
         ELSIF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
             EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'key', target;
-            key_indexes := key_indexes || (SELECT x.indexrelid::regclass::text FROM pg_index x
-                                           JOIN pg_class c ON c.oid = x.indexrelid WHERE x.indrelid = target AND c.relname = name);
+            key_indexes := key_indexes || ARRAY(SELECT x.indexrelid::regclass::text FROM pg_index x
+                                                JOIN pg_class c ON c.oid = x.indexrelid WHERE x.indrelid = target AND c.relname = name);
         END IF;
         CONTINUE WHEN target = ANY (attached);
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.new_parent::regclass, target, format(s.new_bound, b));

@@ -3,11 +3,11 @@
 
 -- As the table's owner: for each new bucket whose partition is an old
 -- local partition, a shadow (LIKE it, in its tablespace, with its
--- persistence) that is filled with all the bucket's rows and takes the old
--- partition's place; for each whose partition is a foreign table (a shard
--- on another server), an incoming table that receives the rows that move
--- to it, poured into it at the cutover; an index on the key of each table
--- filled here (the new partition too, if local); the new parent (LIKE the
+-- persistence; its indexes are built once the copy has filled it:
+-- src/reshard_indexes.c) that is filled with all the bucket's rows and
+-- takes the old partition's place; for each whose partition is a foreign
+-- table (a shard on another server), an incoming table that receives the
+-- rows that move to it, poured into it at the cutover; the new parent (LIKE the
 -- old one, empty, partitioned by the new key); the change log with its
 -- sequence (logged: after a crash it must still hold the writes the
 -- shadows have not received).  The engine then guards
@@ -27,7 +27,6 @@ DECLARE
     r record;
     name_of text;   -- the query of a name (reshard_object_name: $1 the state, $2 a kind, $3 an OID)
     new_parent_name text;
-    key_name text;
     log_name text;
     sequence_name text;
 BEGIN
@@ -53,7 +52,7 @@ BEGIN
             ELSE
                 EXECUTE name_of INTO shadow USING s, 'shadow', source;
                 shadow := format('%I.%I', schema_name, shadow);
-                EXECUTE (SELECT format('CREATE %sTABLE %s (LIKE %s INCLUDING ALL)%s',
+                EXECUTE (SELECT format('CREATE %sTABLE %s (LIKE %s INCLUDING ALL EXCLUDING INDEXES)%s',
                                        CASE c.relpersistence WHEN 'u' THEN 'UNLOGGED ' ELSE '' END, shadow,
                                        source::regclass,
                                        CASE WHEN c.reltablespace <> 0
@@ -64,10 +63,6 @@ BEGIN
             target := shadow::regclass;
         END IF;
         s.shadows[b + 1] := target;
-        IF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
-            EXECUTE name_of INTO key_name USING s, 'key', target;
-            EXECUTE format('CREATE INDEX %I ON %s ((%s))', key_name, target::regclass, s.key);
-        END IF;
     END LOOP;
     EXECUTE name_of INTO new_parent_name USING s, 'parent', s.parent;
     EXECUTE name_of INTO log_name USING s, 'log', s.parent;

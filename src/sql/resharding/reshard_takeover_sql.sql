@@ -144,9 +144,10 @@ BEGIN
     FROM numbered a LEFT JOIN numbered b ON b.rel = shadow AND b.sig = a.sig AND b.n = a.n
     WHERE a.rel = old;
     IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'table % has no index like % of %', shadow, bad, old
+        RAISE EXCEPTION 'index % of % has no counterpart in the table that takes its place', bad, old
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Create the shadow with CREATE TABLE ... (LIKE old INCLUDING ALL).';
+                  DETAIL = format('%s has no index like it.', shadow),
+                  HINT = 'An index made on a partition during a resharding is not in its copy: make it after the call.';
     END IF;
     SELECT string_agg(format('%I', oc.relname), ', ') INTO bad
     FROM unnest(o_idx, s_idx) AS p(o, s) JOIN pg_class oc ON oc.oid = p.o JOIN pg_class sc ON sc.oid = p.s
