@@ -176,7 +176,8 @@ ISOLATION = \
 	reshard_foreign_keys \
 	reshard_foreign_key_writers \
 	reshard_catch_up \
-	reshard_session_settings
+	reshard_session_settings \
+	reshard_caller_lock_timeout
 
 # Tests with servers of their own (a coordinator and shards, dump and
 # restore, encodings, query cancel, memory, Swift's handoffs): TAP tests on

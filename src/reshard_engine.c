@@ -122,8 +122,9 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 				 errmsg("must be owner of table %s to reshard it", relation_name(parent))));
 	SPI_connect_ext(e->atomic ? 0 : SPI_OPT_NONATOMIC);
 	e->memory = CurrentMemoryContext;
-	state_open(e);
+	/* (first: the caller's lock_timeout no longer applies to what follows) */
 	settle_session_settings(e);
+	state_open(e);
 }
 
 /* The table relation is a partition of, or InvalidOid. */
