@@ -534,10 +534,10 @@ $$;
 
 -- Each setting in turn: set in the session (a transaction begun after it,
 -- as a CALL from the client would be), then an add and a remove, each
--- followed by fl_table(); the setting read back after them.  (lock_timeout:
--- the engine sets its own for the capture, the cutover and the undo, for
--- their transactions only; not a short one, which would fail the call
--- whenever autovacuum held a table it locks.)
+-- followed by fl_table(); the setting read back after them (in the DO
+-- block's transaction, where the call ended).  (lock_timeout: the engine
+-- sets its own in its transactions, the caller's applies to none: a short
+-- one fails nothing, and is the caller's again after the call.)
 CREATE TEMP TABLE setting_runs (n int, setting text, value text, call text, moved_as_expected boolean,
                                 key text, rows bigint, not_identical bigint, misplaced bigint,
                                 new_partition_rows bigint, leftovers text, after text);
@@ -551,7 +551,7 @@ BEGIN
                                    (5, 'bytea_output', 'escape'), (6, 'IntervalStyle', 'sql_standard'),
                                    (7, 'default_transaction_isolation', 'serializable'),
                                    (8, 'default_transaction_isolation', 'repeatable read'),
-                                   (9, 'lock_timeout', '2s')) AS v(n, setting, value) ORDER BY n LOOP
+                                   (9, 'lock_timeout', '1ms')) AS v(n, setting, value) ORDER BY n LOOP
         PERFORM set_config(r.setting, r.value, false);
         COMMIT;
         moved := NULL;

@@ -371,6 +371,7 @@ run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budge
 		unclaim(&e);
 	}
 	PG_END_TRY();
+	restore_session_settings(&e);
 	SPI_finish();
 	return moved_rows;
 }
@@ -448,6 +449,7 @@ reshard_begin(PG_FUNCTION_ARGS)
 		unclaim(&e);
 	}
 	PG_END_TRY();
+	restore_session_settings(&e);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -480,6 +482,7 @@ reshard_step(PG_FUNCTION_ARGS)
 		unclaim(&e);
 	}
 	PG_END_TRY();
+	restore_session_settings(&e);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -538,6 +541,7 @@ reshard_abort(PG_FUNCTION_ARGS)
 		unclaim(&e);
 	}
 	PG_END_TRY();
+	restore_session_settings(&e);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

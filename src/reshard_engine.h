@@ -207,6 +207,7 @@ extern void follow_new_parent(engine *e);
 extern char *relation_name(Oid relation);
 
 /* reshard_xact.c: transactions and locks */
+extern void restore_session_settings(engine *e);
 extern void settle_session_settings(engine *e);
 extern void commit_transaction(void);
 extern void next_transaction(bool repeatable_read);

@@ -44,10 +44,26 @@ static bool ignore_transaction_timeout = false;
  * autovacuum truncates, a relation the engine just made), where a short
  * lock_timeout of the caller's would fail a call late for nothing.
  */
+static int	lock_timeout_nest_level = 0;
+
 static void
 ignore_lock_timeout(void)
 {
-	(void) set_config_option("lock_timeout", "0", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+	lock_timeout_nest_level = NewGUCNestLevel();
+	(void) set_config_option("lock_timeout", "0", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * At the end of a call that succeeded: the caller's lock_timeout again,
+ * for the rest of the transaction the call ended in (a DO block, or a
+ * procedure, that called it goes on in it).
+ */
+void
+restore_session_settings(engine *e)
+{
+	if (!e->atomic && lock_timeout_nest_level > 0)
+		AtEOXact_GUC(true, lock_timeout_nest_level);
+	lock_timeout_nest_level = 0;
 }
 
 /* What the call ignores of the caller's settings, again in the transaction that just started. */
@@ -104,6 +120,7 @@ settle_session_settings(engine *e)
 						   : "The transaction that calls it is read-only."),
 				 errhint("SET default_transaction_read_only = off, then call it again.")));
 	/* (a call made in a transaction block leaves the block's settings alone) */
+	lock_timeout_nest_level = 0;
 	if (!e->atomic)
 		ignore_lock_timeout();
 	if (StatementTimeout > 0 && !set_by_session("statement_timeout") && get_timeout_active(STATEMENT_TIMEOUT))
