@@ -3,6 +3,8 @@
 -- call (its copies go where the partitions they copy are); one the session
 -- sets itself is the caller's limit and is kept; a read-only session is
 -- refused at once, saying why.  The table is as it was after a failed call.
+-- The shadows' indexes are built with parallel workers where PostgreSQL
+-- chooses to.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS subsetting;
 SELECT current_user AS superuser \gset
@@ -73,6 +75,26 @@ CALL reshard_add_partition('rs', 'rs_2') \gset
 \c - :superuser
 SELECT rs_layout(), rs_differences(), rs_indexes_elsewhere(), (SELECT phase FROM reshard_progress) AS phase,
        :moved_rows = (SELECT count(*) FROM rs_before WHERE jumpbackhash(id, 3) = 2) AS moved_as_computed;
+
+-- Settings under which PostgreSQL builds the shadows' indexes with
+-- parallel workers (as it does with the defaults for a large table): the
+-- call ends, every row in its place.
+CREATE TABLE rp (id bigint PRIMARY KEY, v text) PARTITION BY HASH (id jumpbackhash2_int8_ops);
+CREATE TABLE rp_0 PARTITION OF rp FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE TABLE rp_1 PARTITION OF rp FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+INSERT INTO rp SELECT i, md5(i::text) FROM generate_series(1, 20000) AS i;
+CREATE TABLE rp_2 (LIKE rp INCLUDING ALL);
+SET max_parallel_maintenance_workers = 2;
+SET min_parallel_table_scan_size = 0;
+SET parallel_setup_cost = 0;
+CALL reshard_add_partition('rp', 'rp_2');
+RESET max_parallel_maintenance_workers;
+RESET min_parallel_table_scan_size;
+RESET parallel_setup_cost;
+SELECT count(*) AS rows, count(*) FILTER (WHERE tableoid <> format('rp_%s', jumpbackhash(id, 3))::regclass) AS misplaced,
+       (SELECT phase FROM reshard_progress WHERE "table" = 'public.rp') AS phase
+FROM rp;
+DROP TABLE rp;
 
 DROP TABLE rs, rs_2, rs_before;
 DROP FUNCTION rs_layout(), rs_indexes_elsewhere(), rs_differences(), reshard_settings_slow(int);

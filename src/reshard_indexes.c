@@ -24,6 +24,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "compat.h"
 #include "reshard_engine.h"
@@ -54,11 +55,14 @@ clone_indexes(Oid source, Oid shadow)
 	/* (closed, still locked: CREATE INDEX refuses a table this session has open) */
 	table_close(shadow_rel, NoLock);
 	table_close(source_rel, NoLock);
+	/* (a build in parallel shares the transaction's snapshot with its workers: taken now if not yet) */
+	PushActiveSnapshot(GetTransactionSnapshot());
 	foreach(cell, statements)
 	{
 		(void) DEFINE_INDEX(shadow, lfirst(cell));
 		CommandCounterIncrement();
 	}
+	PopActiveSnapshot();
 }
 
 /*
