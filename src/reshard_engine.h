@@ -176,6 +176,7 @@ extern bool phase_ended(reshard_phase phase);
 extern void index_shadows(engine *e);
 
 /* reshard_steps.c: what more than one step does */
+extern bool unit_check_catalog(engine *e);
 extern void catch_up(engine *e);
 
 /* reshard_state.c: the state row */

@@ -121,6 +121,34 @@ unit_copy(engine *e)
 	return state_int64(e, STATE_SOURCES_COPIED) > count;
 }
 
+/* The table's definition compared with what the plan saw (reshard_catalog_check). */
+bool
+unit_check_catalog(engine *e)
+{
+	run_routine(e, ROUTINE_CHECK_CATALOG, 0, 0, 0);
+	return true;
+}
+
+/*
+ * A partition's copy; if it fails, the table's definition is checked (it
+ * is checked before the first partition only: at hundreds of partitions a
+ * check before each took longer than the copy), so that a change made
+ * since is named rather than what it broke (a column the shadows lack).
+ */
+static bool
+unit_copy_checked(engine *e)
+{
+	bool		complete = false;
+	ErrorData  *error = try_unit(e, unit_copy, &complete);
+
+	if (error != NULL)
+	{
+		(void) unit_check_catalog(e);
+		ReThrowError(error);
+	}
+	return complete;
+}
+
 /*
  * Phase copy, one old partition a step; before the first, with
  * shard_views, the shards start refusing direct writes (a transaction of
@@ -134,7 +162,7 @@ step_copy(engine *e)
 		arm_shards(e);
 		next_transaction(true);
 	}
-	run_unit(e, unit_copy, true);
+	run_unit(e, unit_copy_checked, true);
 	return false;
 }
 
