@@ -71,8 +71,11 @@ SQL_SOURCES = \
 	src/sql/ring/ring_lookups.sql \
 	src/sql/ring/ring_handoff_nodes.sql \
 	src/sql/ring/ring_inspect.sql \
+	src/sql/partition_hash/support_schema.sql \
+	src/sql/partition_hash/operator_classes_ddl.sql \
 	src/sql/partition_hash/operator_classes.sql \
 	src/sql/partition_hash/jumpbackhash_create_operator_classes.sql \
+	src/sql/partition_hash/jumpbackhash_drop_operator_classes.sql \
 	src/sql/partition_hash/jumpbackhash_partitioning_problems.sql \
 	src/sql/resharding/sharding_layout.sql \
 	src/sql/resharding/reshard_bucket_sql.sql \

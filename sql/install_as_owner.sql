@@ -18,12 +18,25 @@ SELECT extname, extowner::regrole, extnamespace::regnamespace, extrelocatable
 FROM pg_extension WHERE extname = 'subsetting';
 RESET ROLE;
 
--- Relocatable (the functions of a trusted extension belong to the bootstrap
--- superuser, so a superuser moves them); the extension's owner drops it.
-CREATE SCHEMA sharding AUTHORIZATION regress_subsetting_owner;
-ALTER EXTENSION subsetting SET SCHEMA sharding;
+-- Its objects belong to the bootstrap superuser, so the owner cannot drop
+-- the operator classes a few at a time (a superuser can); it drops the
+-- whole extension.
+\i test/regress_helpers.sql
 SET ROLE regress_subsetting_owner;
+SELECT pg_temp.error_of('CALL placement.jumpbackhash_drop_operator_classes()');
+RESET ROLE;
+
+-- Not relocatable (the operator classes' support functions are in a schema
+-- of their own, subsetting_partition_hash): ALTER EXTENSION SET SCHEMA is
+-- refused; the owner drops it and creates it in the other schema, where
+-- only the schema's owner creates objects.
+CREATE SCHEMA sharding AUTHORIZATION regress_subsetting_owner;
+SELECT pg_temp.error_of('ALTER EXTENSION subsetting SET SCHEMA sharding');
+SET ROLE regress_subsetting_owner;
+DROP EXTENSION subsetting;
+CREATE EXTENSION subsetting SCHEMA sharding;
 SELECT sharding.jumpbackhash(1, 10) AS bucket;
+SELECT pg_temp.error_of('CREATE FUNCTION subsetting_partition_hash.f() RETURNS int LANGUAGE sql AS ''SELECT 1''');
 DROP EXTENSION subsetting;
 RESET ROLE;
 

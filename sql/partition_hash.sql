@@ -252,15 +252,15 @@ SELECT count(*) AS opclasses, count(*) FILTER (WHERE opcdefault) AS default_opcl
 FROM pg_opclass WHERE opcname ~ '^jumpbackhash[0-9]+_';
 -- (8816678312871386365 is HASH_PARTITION_SEED, 0x7A5B22367996DCFD.)
 SELECT k, seed, seed = 8816678312871386365 AS partition_seed,
-       jumpbackhash16_int8_partition_hash(k, seed) = hashint8extended(k, seed) AS same_as_built_in
+       subsetting_partition_hash.jumpbackhash16_int8_partition_hash(k, seed) = hashint8extended(k, seed) AS same_as_built_in
 FROM (VALUES (42::bigint, 0::bigint), (42, 1), (-1, 8816678312871386364), (-1, 8816678312871386365), (0, -1)) AS t(k, seed);
-SELECT jumpbackhash16_text_partition_hash('a', 7) = hashtextextended('a', 7) AS text,
-       jumpbackhash16_uuid_partition_hash(md5('a')::uuid, 7) = uuid_hash_extended(md5('a')::uuid, 7) AS uuid,
-       jumpbackhash16_int2_partition_hash(3::smallint, 7) = hashint2extended(3::smallint, 7) AS int2,
-       jumpbackhash16_int4_partition_hash(3, 7) = hashint4extended(3, 7) AS int4;
+SELECT subsetting_partition_hash.jumpbackhash16_text_partition_hash('a', 7) = hashtextextended('a', 7) AS text,
+       subsetting_partition_hash.jumpbackhash16_uuid_partition_hash(md5('a')::uuid, 7) = uuid_hash_extended(md5('a')::uuid, 7) AS uuid,
+       subsetting_partition_hash.jumpbackhash16_int2_partition_hash(3::smallint, 7) = hashint2extended(3::smallint, 7) AS int2,
+       subsetting_partition_hash.jumpbackhash16_int4_partition_hash(3, 7) = hashint4extended(3, 7) AS int4;
 -- With the partition seed, the partition hash plus 0x49a0f4dd15e5a8e3
 -- (5305509591434766563) is the bucket.
-SELECT (jumpbackhash16_int8_partition_hash(k, 8816678312871386365)::numeric + 5305509591434766563
+SELECT (subsetting_partition_hash.jumpbackhash16_int8_partition_hash(k, 8816678312871386365)::numeric + 5305509591434766563
         + 18446744073709551616) % 18446744073709551616 AS bucket,
        jumpbackhash(k, 16) AS expected
 FROM (VALUES (42::bigint), (-1), (9223372036854775807)) AS t(k);
@@ -325,6 +325,22 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE tableoid::regclass::text <> 'wid
 FROM wide;
 EXPLAIN (COSTS OFF) SELECT * FROM wide WHERE id = 42::bigint;
 SELECT jumpbackhash(42, 300) AS bucket_of_42;
+-- Laid out as the installed classes: the same classes, operators, support
+-- functions (in schema subsetting_partition_hash) and comment, but for N.
+SELECT count(*) AS families, count(DISTINCT layout) AS layouts, min(layout) AS layout
+FROM (SELECT replace(concat_ws(E'\n', f.opfnamespace::regnamespace, obj_description(f.oid, 'pg_opfamily'),
+                               (SELECT string_agg(concat_ws(' ', c.opcname, c.opcintype::regtype, c.opcdefault,
+                                                            c.opcnamespace::regnamespace), ', ' ORDER BY c.opcname)
+                                FROM pg_opclass c WHERE c.opcfamily = f.oid),
+                               (SELECT string_agg(concat_ws(' ', a.amopstrategy, a.amopopr::regoperator), ', '
+                                                  ORDER BY a.amopopr::regoperator::text)
+                                FROM pg_amop a WHERE a.amopfamily = f.oid),
+                               (SELECT string_agg(concat_ws(' ', a.amprocnum, a.amproc::regprocedure,
+                                                            obj_description(a.amproc, 'pg_proc')), E'\n'
+                                                  ORDER BY a.amproc::regprocedure::text)
+                                FROM pg_amproc a WHERE a.amprocfamily = f.oid)),
+                     substring(f.opfname FROM '[0-9]+'), 'N') AS layout
+      FROM pg_opfamily f WHERE f.opfname IN ('jumpbackhash16_ops', 'jumpbackhash300_ops')) AS families;
 -- Not members of the extension (so that pg_dump dumps them), and no
 -- dependency on it.
 SELECT count(*) AS on_the_extension
@@ -349,16 +365,17 @@ DROP ROLE regress_partition_hash_user;
 
 -- A support function that is renamed no longer knows its N: it refuses
 -- (in a new session; one that placed rows already keeps N in its cache).
-ALTER FUNCTION jumpbackhash300_int4_partition_hash(int, bigint) RENAME TO renamed_partition_hash;
+ALTER FUNCTION subsetting_partition_hash.jumpbackhash300_int4_partition_hash(int, bigint) RENAME TO renamed_partition_hash;
 \c -
 \i test/regress_helpers.sql
 SELECT pg_temp.error_of('INSERT INTO wide VALUES (100001)');
-ALTER FUNCTION renamed_partition_hash(int, bigint) RENAME TO jumpbackhash300_int4_partition_hash;
+ALTER FUNCTION subsetting_partition_hash.renamed_partition_hash(int, bigint) RENAME TO jumpbackhash300_int4_partition_hash;
 INSERT INTO wide VALUES (100001);
 SELECT tableoid::regclass, jumpbackhash(100001, 300) FROM wide WHERE id = 100001;
 
 -- DROP EXTENSION refuses while a table uses the classes it installed, and
--- leaves the classes a superuser added, working.
+-- while classes a superuser added exist: their support functions are in
+-- the extension's schema subsetting_partition_hash (it names them).
 DROP TABLE users, orders, wrong_modulus, two_columns, second_column, native, names, c_names;
 SELECT format('DROP TABLE %I', name) FROM (SELECT format('t_%s_%s', type, buckets) AS name
     FROM unnest(ARRAY['int2', 'int4', 'int8', 'text', 'bytea', 'uuid']) AS type,
@@ -368,15 +385,46 @@ DROP COLLATION case_insensitive;
 CREATE TABLE narrow (id bigint) PARTITION BY HASH (id jumpbackhash16_int8_ops);
 SELECT pg_temp.error_of('DROP EXTENSION subsetting');
 DROP TABLE narrow;
+SELECT pg_proc.oid::regprocedure AS support_function FROM pg_proc WHERE proname ~ '^jumpbackhash300_' ORDER BY 1;
 DROP EXTENSION subsetting;
-SELECT count(*) AS classes_left, count(DISTINCT opcfamily) AS families_left
-FROM pg_opclass WHERE opcname ~ '^jumpbackhash';
-INSERT INTO wide VALUES (100002);
-CREATE EXTENSION subsetting;
-SELECT tableoid::regclass, jumpbackhash(100002, 300) FROM wide WHERE id = 100002;
 SELECT pg_temp.error_of('SELECT jumpbackhash_create_operator_classes(300)');
 -- How a superuser drops them: the family with its classes (CASCADE: and the
 -- tables that use them), then the six functions.
 DROP OPERATOR FAMILY jumpbackhash300_ops USING hash CASCADE;
 SELECT format('DROP FUNCTION %s', oid::regprocedure) FROM pg_proc WHERE proname ~ '^jumpbackhash300_' ORDER BY 1 \gexec
 SELECT to_regclass('wide') AS wide, count(*) AS left_behind FROM pg_proc WHERE proname ~ '^jumpbackhash300_';
+DROP EXTENSION subsetting;
+SELECT count(*) AS classes_left, count(DISTINCT opcfamily) AS families_left
+FROM pg_opclass WHERE opcname ~ '^jumpbackhash';
+CREATE EXTENSION subsetting;
+
+-- Where the lock table cannot hold DROP EXTENSION's locks (one per object it
+-- drops, about 9,600), jumpbackhash_drop_operator_classes first drops the
+-- classes a few families per transaction (test/t/017_drop_extension_small_server.pl
+-- does it at max_connections = 40).  It checks its argument, and drops
+-- nothing while a table uses a class.
+SELECT pg_temp.error_of('CALL jumpbackhash_drop_operator_classes(0)');
+SELECT pg_temp.error_of('CALL jumpbackhash_drop_operator_classes(NULL)');
+CREATE TABLE kept (id bigint) PARTITION BY HASH (id jumpbackhash7_int8_ops);
+CREATE TABLE kept_text (id text) PARTITION BY HASH (id jumpbackhash200_text_ops);
+CALL jumpbackhash_drop_operator_classes();
+DROP TABLE kept, kept_text;
+-- Its transactions are its own: in a transaction block it fails at its
+-- first COMMIT, and the block's ROLLBACK undoes what it did.
+BEGIN;
+CALL jumpbackhash_drop_operator_classes(10);
+ROLLBACK;
+SELECT count(*) AS classes, count(DISTINCT opcfamily) AS families
+FROM pg_opclass WHERE opcname ~ '^jumpbackhash';
+CALL jumpbackhash_drop_operator_classes(100);
+SELECT count(*) AS classes_left,
+       (SELECT count(*) FROM pg_proc WHERE proname ~ '^jumpbackhash[0-9]+_') AS support_functions_left
+FROM pg_opclass WHERE opcname ~ '^jumpbackhash';
+-- Called again, it finds nothing to drop.  DROP EXTENSION then takes a few
+-- hundred locks, not 9,600.
+CALL jumpbackhash_drop_operator_classes();
+BEGIN;
+DROP EXTENSION subsetting;
+SELECT count(*) < 500 AS few_locks FROM pg_locks WHERE pid = pg_backend_pid();
+COMMIT;
+CREATE EXTENSION subsetting;

@@ -66,6 +66,11 @@ UNION ALL
 SELECT m.object, 'cast', concat_ws(' ', c.castfunc::regprocedure, c.castcontext, c.castmethod)
 FROM member m JOIN pg_cast c ON m.classid = 'pg_cast'::regclass AND c.oid = m.objid
 UNION ALL
+-- schemas: their owner (as superuser or not) and privileges
+SELECT m.object, 'schema', concat_ws(' ', (SELECT rolsuper FROM pg_roles WHERE oid = n.nspowner),
+                                     coalesce(n.nspacl::text, 'default'))
+FROM member m JOIN pg_namespace n ON m.classid = 'pg_namespace'::regclass AND n.oid = m.objid
+UNION ALL
 -- views and tables: their definition, columns and privileges
 SELECT m.object, 'relation', concat_ws(' ', c.relkind, c.relpersistence, coalesce(c.relacl::text, 'default'),
                                        CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) END)
@@ -133,10 +138,56 @@ END $$;
 CREATE TEMP TABLE from_1_0 AS SELECT * FROM pg_temp.extension_contents();
 DROP EXTENSION subsetting;
 
--- From 1.1, updated at once.
+-- From 1.1, updated at once, with a table partitioned by a class the
+-- extension installs and one by a class that jumpbackhash_create_operator_classes
+-- added under 1.1: after the update, both keep their rows where they were,
+-- place new rows in the partition of their bucket and prune a point query.
 CREATE EXTENSION subsetting VERSION '1.1';
+SELECT count(*) AS classes_added FROM jumpbackhash_create_operator_classes(300);
+CREATE TABLE upgraded (id bigint PRIMARY KEY) PARTITION BY HASH (id jumpbackhash16_int8_ops);
+CREATE TABLE upgraded_wide (id int) PARTITION BY HASH (id jumpbackhash300_int4_ops);
+DO $$
+BEGIN
+    FOR b IN 0 .. 15 LOOP
+        EXECUTE format('CREATE TABLE upgraded_%s PARTITION OF upgraded FOR VALUES WITH (MODULUS 16, REMAINDER %s)', b, b);
+    END LOOP;
+    FOR b IN 0 .. 299 LOOP
+        EXECUTE format('CREATE TABLE upgraded_wide_%s PARTITION OF upgraded_wide
+                        FOR VALUES WITH (MODULUS 300, REMAINDER %s)', b, b);
+    END LOOP;
+END $$;
+INSERT INTO upgraded SELECT generate_series(1, 1000);
+INSERT INTO upgraded_wide SELECT generate_series(1, 1000);
+CREATE TEMP TABLE placed_under_1_1 AS
+SELECT 'upgraded' AS parent, tableoid::regclass::text AS partition, id FROM upgraded
+UNION ALL SELECT 'upgraded_wide', tableoid::regclass::text, id FROM upgraded_wide;
 ALTER EXTENSION subsetting UPDATE;
 CREATE TEMP TABLE from_1_1 AS SELECT * FROM pg_temp.extension_contents();
+INSERT INTO upgraded SELECT generate_series(1001, 2000);
+INSERT INTO upgraded_wide SELECT generate_series(1001, 2000);
+SELECT p.parent, count(*) AS rows,
+       count(*) FILTER (WHERE p.partition <> p.parent || '_' || jumpbackhash(p.id, p.buckets)) AS misplaced,
+       count(*) FILTER (WHERE p.id <= 1000) AS placed_under_1_1,
+       count(*) FILTER (WHERE p.id <= 1000 AND (p.parent, p.partition, p.id) NOT IN (SELECT * FROM placed_under_1_1))
+           AS moved
+FROM (SELECT 'upgraded' AS parent, 16 AS buckets, tableoid::regclass::text AS partition, id FROM upgraded
+      UNION ALL SELECT 'upgraded_wide', 300, tableoid::regclass::text, id FROM upgraded_wide) AS p
+GROUP BY p.parent ORDER BY 1;
+-- jumpbackhash(42, 16) = 3 and jumpbackhash(42, 300) = 166 (computed by the
+-- independent JumpBackHash of test/data/partition_hash_golden.py).
+EXPLAIN (COSTS OFF) SELECT * FROM upgraded WHERE id = 42;
+EXPLAIN (COSTS OFF) SELECT * FROM upgraded_wide WHERE id = 42;
+-- The installed classes' support functions moved; the added ones' stayed.
+SELECT p.pronamespace::regnamespace AS schema, substring(p.proname FROM '^jumpbackhash[0-9]+') AS classes,
+       count(*) AS support_functions
+FROM pg_proc p WHERE p.proname ~ '^jumpbackhash(16|300)_.*_partition_hash$' GROUP BY 1, 2 ORDER BY 1, 2;
+DROP TABLE upgraded, upgraded_wide;
+DROP OPERATOR FAMILY jumpbackhash300_ops USING hash;
+DO $$
+BEGIN
+    EXECUTE (SELECT string_agg(format('DROP FUNCTION %s', oid::regprocedure), '; ')
+             FROM pg_proc WHERE proname ~ '^jumpbackhash300_');
+END $$;
 
 -- Every version is reachable from 1.0 and from 1.1.
 SELECT source, target FROM pg_extension_update_paths('subsetting')

@@ -139,13 +139,13 @@ SELECT i.id,
            AS anchor_state_removed_one,
        -- the support functions of the hash operator classes (those of 16 buckets stand for every N: they
        -- share their C functions), with the partition seed and another, and the SQL that creates them
-       jumpbackhash16_int2_partition_hash((i.key % 32768)::int2, 8816678312871386365) || ' ' ||
-           jumpbackhash16_int4_partition_hash((i.key % 2147483648)::int4, 8816678312871386365) || ' ' ||
-           jumpbackhash16_int8_partition_hash(i.key, 8816678312871386365) || ' ' ||
-           jumpbackhash16_int8_partition_hash(i.key, i.seed) || ' ' ||
-           jumpbackhash16_text_partition_hash(i.key_text, 8816678312871386365) || ' ' ||
-           jumpbackhash16_bytea_partition_hash(i.key_bytea, 8816678312871386365) || ' ' ||
-           jumpbackhash16_uuid_partition_hash(i.key_uuid, i.seed) AS partition_hashes,
+       subsetting_partition_hash.jumpbackhash16_int2_partition_hash((i.key % 32768)::int2, 8816678312871386365) || ' ' ||
+           subsetting_partition_hash.jumpbackhash16_int4_partition_hash((i.key % 2147483648)::int4, 8816678312871386365) || ' ' ||
+           subsetting_partition_hash.jumpbackhash16_int8_partition_hash(i.key, 8816678312871386365) || ' ' ||
+           subsetting_partition_hash.jumpbackhash16_int8_partition_hash(i.key, i.seed) || ' ' ||
+           subsetting_partition_hash.jumpbackhash16_text_partition_hash(i.key_text, 8816678312871386365) || ' ' ||
+           subsetting_partition_hash.jumpbackhash16_bytea_partition_hash(i.key_bytea, 8816678312871386365) || ' ' ||
+           subsetting_partition_hash.jumpbackhash16_uuid_partition_hash(i.key_uuid, i.seed) AS partition_hashes,
        md5(jumpbackhash_operator_classes_ddl(i.buckets, 'public', '$libdir/subsetting')) AS operator_classes_ddl,
        reshard_bucket_sql('jumpbackanchorhash', 'id', i.buckets, a.removed) AS reshard_bucket_sql,
        -- subsets

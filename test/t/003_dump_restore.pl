@@ -6,7 +6,8 @@
 #	dump must create).  The restored database must give byte-identical rings
 #	and the same answers, with every row in the partition of its bucket, also
 #	when the dump loads the rows through the partitioned tables
-#	(--load-via-partition-root).
+#	(--load-via-partition-root); and of a database created at 1.1 and
+#	updated, whose tables keep placing and pruning after the restore.
 #
 # suite: dump and restore
 use strict;
@@ -120,6 +121,9 @@ for my $db ('restored', 'rerouted')
 			 AND classid = 'pg_opclass'::regclass
 			 AND objid IN (SELECT oid FROM pg_opclass WHERE opcname ~ '^jumpbackhash260_')"),
 		'0', "$db: jumpbackhash260_text_ops is not a member of the extension");
+	is(sql($db,
+			"SELECT DISTINCT pronamespace::regnamespace FROM pg_proc WHERE proname ~ '^jumpbackhash(16|260)_'"),
+		'subsetting_partition_hash', "$db: the support functions of both are in subsetting_partition_hash");
 }
 same("rows per hash partition",
 	"SELECT tableoid::regclass::text, count(*) FROM users GROUP BY 1 UNION ALL
@@ -151,5 +155,63 @@ like(sql('restored', "INSERT INTO users VALUES (42, 'again')"),
 	qr/duplicate key value violates unique constraint/, "the restored primary key refuses a duplicate");
 like(sql('restored', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT count(*) FROM accounts WHERE jumphash(id, 64) = 5"),
 	qr/accounts_bucket|Index/, "the restored index is used");
+
+# A database created at 1.1, with a table partitioned by an installed class
+# and one by a class added under 1.1 (whose support functions 1.1 put in the
+# extension's schema), updated to the current version, then dumped and
+# restored into a fresh database: the rows stay in their partitions, the
+# tables place new rows and prune.
+is( sql('postgres', 'CREATE DATABASE at_1_1') . sql('postgres', 'CREATE DATABASE at_1_1_restored'),
+	'', 'databases for the update created');
+$node->safe_psql('at_1_1', q{
+CREATE EXTENSION subsetting VERSION '1.1';
+SELECT jumpbackhash_create_operator_classes(270);
+CREATE TABLE users (id bigint PRIMARY KEY) PARTITION BY HASH (id jumpbackhash16_int8_ops);
+CREATE TABLE sessions (token uuid PRIMARY KEY) PARTITION BY HASH (token jumpbackhash270_uuid_ops);
+DO $$ BEGIN
+    FOR b IN 0 .. 15 LOOP
+        EXECUTE format('CREATE TABLE users_%s PARTITION OF users FOR VALUES WITH (MODULUS 16, REMAINDER %s)', b, b);
+    END LOOP;
+    FOR b IN 0 .. 269 LOOP
+        EXECUTE format('CREATE TABLE sessions_%s PARTITION OF sessions FOR VALUES WITH (MODULUS 270, REMAINDER %s)', b, b);
+    END LOOP;
+END $$;
+INSERT INTO users SELECT generate_series(1, 3000);
+INSERT INTO sessions SELECT md5(i::text)::uuid FROM generate_series(1, 3000) AS i;
+ALTER EXTENSION subsetting UPDATE;
+});
+my $dump_1_1 = PostgreSQL::Test::Utils::tempdir() . '/at_1_1.dump';
+($out, $err) = run_command(
+	[ $node->installed_command('pg_dump'), '-Fc', '-d', $node->connstr('at_1_1'), '-f', $dump_1_1 ]);
+is($out . $err, '', "pg_dump of the updated database succeeds");
+($out, $err) = run_command(
+	[
+		$node->installed_command('pg_restore'), '--exit-on-error',
+		'-d', $node->connstr('at_1_1_restored'), $dump_1_1
+	]);
+is($out . $err, '', "its pg_restore succeeds");
+for my $db ('at_1_1', 'at_1_1_restored')
+{
+	is( sql($db, "INSERT INTO users SELECT generate_series(3001, 4000)")
+		  . sql($db, "INSERT INTO sessions SELECT md5(i::text)::uuid FROM generate_series(3001, 4000) AS i")
+		  . sql($db,
+			"SELECT count(*) || ' ' || count(*) FILTER (WHERE tableoid::regclass::text <> 'users_' || jumpbackhash(id, 16))
+			 FROM users")
+		  . ' '
+		  . sql($db,
+			"SELECT count(*) || ' ' || count(*) FILTER (WHERE tableoid::regclass::text <> 'sessions_' || jumpbackhash(token, 270))
+			 FROM sessions"),
+		'4000 0 4000 0', "$db: every row, from before and after, in the partition of its bucket");
+	is(scanned($db, "SELECT * FROM users WHERE id = 42"), 'users_3 ',
+		"$db: WHERE id = 42 reads users_3 (jumpbackhash(42, 16) = 3)");
+	is(scanned($db, "SELECT * FROM sessions WHERE token = md5('42')::uuid"),
+		'sessions_' . sql($db, "SELECT jumpbackhash(md5('42')::uuid, 270)") . ' ',
+		"$db: WHERE token = ... reads the partition of its bucket");
+	is( sql($db,
+			"SELECT string_agg(DISTINCT substring(proname FROM '^jumpbackhash[0-9]+') || ' ' || pronamespace::regnamespace, ', ')
+			 FROM pg_proc WHERE proname ~ '^jumpbackhash(16|270)_'"),
+		'jumpbackhash16 subsetting_partition_hash, jumpbackhash270 public',
+		"$db: the installed classes' support functions moved, those added under 1.1 stayed");
+}
 
 done_testing();

@@ -43,12 +43,13 @@ BEGIN
     EXECUTE format('SELECT %I.jumpbackhash_operator_classes_ddl($1, $2, $3)', schema)
     INTO ddl USING buckets, schema, library;
     EXECUTE ddl;
-    -- Not members of the extension, and independent of it: pg_dump dumps
-    -- them (a dump holds only CREATE EXTENSION for the members), ALTER
-    -- EXTENSION UPDATE leaves them, and DROP EXTENSION leaves them working
-    -- (a DEPENDS ON EXTENSION would make DROP EXTENSION drop the support
-    -- functions and leave the classes without them, under tables that use
-    -- them).
+    -- Laid out as the installed classes (the support functions in schema
+    -- subsetting_partition_hash), but not members of the extension: pg_dump
+    -- dumps them (a dump holds only CREATE EXTENSION for the members), and
+    -- ALTER EXTENSION UPDATE leaves them.  DROP EXTENSION refuses while they
+    -- exist, as their support functions are in the extension's schema
+    -- subsetting_partition_hash (CASCADE drops them, and the tables that
+    -- use them).
     RETURN QUERY
     SELECT format('%I.%I', schema, format('jumpbackhash%s_%s_ops', buckets, name))
     FROM unnest(ARRAY['int2', 'int4', 'int8', 'text', 'bytea', 'uuid']) AS name;
