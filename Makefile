@@ -60,6 +60,7 @@ SQL_SOURCES = \
 	src/sql/consistent_hashing/jumpbackhash.sql \
 	src/sql/consistent_hashing/jumphash.sql \
 	src/sql/consistent_hashing/xxh3_64.sql \
+	src/sql/consistent_hashing/xxh3_64_bigint.sql \
 	src/sql/consistent_hashing/jumpbackanchorhash.sql \
 	src/sql/consistent_hashing/jumpbackanchorhash_state.sql \
 	src/sql/subsets/ringsteady_subset.sql \
@@ -128,6 +129,7 @@ REGRESS = \
 	jumpbackanchor \
 	jump_in_tables \
 	keys \
+	usage_errors \
 	reshard \
 	reshard_safety \
 	reshard_metadata \

@@ -20,6 +20,25 @@ SELECT xxh3_64('') = 3244421341483603138 AS empty_text,
        xxh3_64('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid) = 6187780171734267751 AS uuid,
        xxh3_64('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::text) = -4075791090940327623 AS uuid_as_text;
 
+-- xxh3_64 of a bigint: XXH3-64 of its 8 bytes, least significant first, as
+-- hash4j's Hashing.xxh3_64().hashLongToLong(v).  Golden values from
+-- python3-xxhash: xxhash.xxh3_64_intdigest(struct.pack('<q', v)), made signed.
+SELECT v, xxh3_64(v) AS xxh3_64, xxh3_64(v) = expected AS as_python3_xxhash
+FROM (VALUES (0::bigint, -4072596861322023719::bigint), (1, 3439722301264460078), (-1, 5841669975847748627),
+             (42, -3051478158665635896), (-42, 4321076967882013291), (255, 936843873771430885),
+             (256, -8637261574403269405), (2147483647, 5728208738430891762), (2147483648, 7714710879142532484),
+             (4294967296, -1248814493762008485), (-4294967296, 8875325589831069942),
+             (1234567890123456789, -1341547991147611168), (9223372036854775807, -6758830778922508474),
+             (-9223372036854775808, -9038965835861193121)) AS g(v, expected);
+-- The same as xxh3_64 of the bytes, little-endian (int8send is big-endian),
+-- and integer and smallint keys are their bigint.
+SELECT count(*) FILTER (WHERE xxh3_64(v) <> xxh3_64(decode(
+           (SELECT string_agg(substr(h, 15 - 2 * i, 2), '' ORDER BY i)
+            FROM generate_series(0, 7) AS i, encode(int8send(v), 'hex') AS h), 'hex'))) AS not_little_endian_bytes,
+       count(*) FILTER (WHERE xxh3_64(v::int) <> xxh3_64(v)) AS int_differs,
+       count(*) FILTER (WHERE xxh3_64(v::smallint) <> xxh3_64(v)) AS smallint_differs
+FROM generate_series(-1000, 1000) AS v;
+
 -- Every vector of test/data/xxh3_64_vectors.csv (made by
 -- test/data/make-xxh3-vectors with python3-xxhash, checked with xxhsum -H3):
 -- as bytea, as text where the bytes are UTF-8, as uuid where there are 16.
@@ -93,7 +112,7 @@ SELECT jumpbackhash('42', 1000000) = jumpbackhash(xxh3_64('42'::text), 1000000) 
 SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'SELECT jumpbackhash(1.5, 16)',
     'SELECT jumpbackhash(now(), 16)',
-    'SELECT xxh3_64(42)',
+    'SELECT xxh3_64(42.5)',
     'SELECT xxh3_64(''abc'')']) AS q;
 SELECT xxh3_64('abc') = xxh3_64('abc'::text) AS unknown_is_text;
 

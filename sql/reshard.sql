@@ -152,7 +152,11 @@ SELECT :moved_rows = (SELECT count(*) FROM events_before WHERE part = 'events_2'
 SELECT parent, method, key, buckets, partitions FROM sharded_tables ORDER BY parent::text;
 SELECT * FROM reshard_check('events') ORDER BY bucket;
 SELECT method, hash_function, key, buckets, bucket, partition FROM sharding_layout('users') ORDER BY bucket;
-SELECT count(*) AS rows_for_a_plain_table FROM sharding_layout('users_0');
+-- A table that is not sharded: an error, as for reshard_check, unless
+-- missing_ok (the views and the engine ask so).
+SELECT count(*) AS rows_for_a_plain_table FROM sharding_layout('users_0', missing_ok => true);
+SELECT * FROM sharding_layout('users_0');
+SELECT * FROM reshard_check('users_0');
 
 -- Random tables, random bucket counts, random keys of every type, grown and
 -- shrunk at random: after every call, every row where the hash function

@@ -200,6 +200,28 @@ SELECT pg_temp.error_of(q) FROM (VALUES
     ($$SELECT ring_partition_handoff_nodes((SELECT ring FROM lookup_rings WHERE name = 'small'), -1)$$)
 ) AS queries(q);
 
+--
+-- Integer ids: a bigint key is taken as already hashed, its top bits as the
+-- partition, so ids 1..10000 all fall in partition 0 of the small ring (part
+-- power 8: the top 8 bits, 0 for every id below 2^56).  xxh3_64(id) is the
+-- documented fix: the ids spread over the 256 partitions (10000 keys miss
+-- one with a probability of about 256 * (255/256)^10000 < 10^-14; each
+-- partition gets about 39, none more than twice that).
+--
+SELECT count(DISTINCT ring_partition(ring, id)) AS partitions_of_raw_ids,
+       min(ring_partition(ring, id)) AS raw_partition,
+       count(DISTINCT ring_nodes(ring, id)) AS node_sets_of_raw_ids
+FROM lookup_rings, generate_series(1, 10000) AS id WHERE name = 'small';
+SELECT count(*) AS partitions, min(ids) >= 10 AS fewest_at_least_10, max(ids) <= 78 AS most_at_most_78,
+       sum(ids) AS ids
+FROM (SELECT ring_partition(ring, xxh3_64(id)) AS partition, count(*) AS ids
+      FROM lookup_rings, generate_series(1, 10000) AS id WHERE name = 'small'
+      GROUP BY 1) AS p;
+SELECT count(DISTINCT ring_nodes(ring, xxh3_64(id))) > 100 AS hashed_ids_reach_many_node_sets,
+       count(*) FILTER (WHERE ring_nodes(ring, xxh3_64(id)) <> ring_partition_nodes(ring, ring_partition(ring, xxh3_64(id))))
+           AS nodes_not_of_partition
+FROM lookup_rings, generate_series(1, 10000) AS id WHERE name = 'small';
+
 -- STRICT: a NULL argument gives NULL (no rows for a batch).
 SELECT ring_nodes(ring, NULL::text) IS NULL AS text_null, ring_partition(ring, NULL::uuid) IS NULL AS uuid_null,
        ring_handoff_nodes(ring, 1, NULL) IS NULL AS count_null,

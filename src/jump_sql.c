@@ -4,7 +4,8 @@
  *		(jumpbackhash) or JumpHash (jumphash), of bigint, text, bytea and
  *		uuid keys, and xxh3_64, the stable 64-bit hash by which a text, bytea
  *		or uuid key is placed: jumpbackhash(x, n) of such a key x is
- *		jumpbackhash(xxh3_64(x), n), and likewise jumphash.
+ *		jumpbackhash(xxh3_64(x), n), and likewise jumphash.  xxh3_64 of a
+ *		bigint hashes its 8 little-endian bytes.
  *
  * The work is done by the pure core (src/core/jump.c) and by key_hash.c.
  */
@@ -72,3 +73,16 @@ JUMP_FUNCTIONS(jumpbackhash, jumphash, (uint64) PG_GETARG_INT64(0))
 KEY_FUNCTIONS(text, key_hash_text(PG_GETARG_TEXT_PP(0)))
 KEY_FUNCTIONS(bytea, key_hash_bytea(PG_GETARG_BYTEA_PP(0)))
 KEY_FUNCTIONS(uuid, key_hash_uuid(PG_GETARG_UUID_P(0)))
+
+/*
+ * xxh3_64(bigint): XXH3-64 of the key's 8 little-endian bytes, for the
+ * functions that take a bigint key as already hashed (the ring's lookups).
+ * jumpbackhash and jumphash of a bigint mix the key themselves, so there is
+ * no jumpbackhash of it.
+ */
+PG_FUNCTION_INFO_V1(xxh3_64_int8);
+Datum
+xxh3_64_int8(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) key_hash_int8(PG_GETARG_INT64(0)));
+}

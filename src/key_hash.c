@@ -1,6 +1,6 @@
 /*
  * src/key_hash.c
- *		XXH3-64 of text, bytea and uuid keys (see key_hash.h).
+ *		XXH3-64 of text, bytea, uuid and bigint keys (see key_hash.h).
  *
  * xxHash is used header-only (XXH_INLINE_ALL): the hash is compiled into the
  * module, which depends on no libxxhash at run time, and its values depend
@@ -68,4 +68,19 @@ uint64
 key_hash_uuid(pg_uuid_t *u)
 {
 	return xxh3_of_bytes(u->data, UUID_LEN);
+}
+
+/*
+ * The 8 bytes of a bigint, least significant first, whatever the platform's
+ * byte order: hash4j's Hashing.xxh3_64().hashLongToLong(v).
+ */
+uint64
+key_hash_int8(int64 v)
+{
+	uint64		u = (uint64) v;
+	unsigned char bytes[8];
+
+	for (int i = 0; i < 8; i++)
+		bytes[i] = (unsigned char) (u >> (8 * i));
+	return xxh3_of_bytes(bytes, sizeof(bytes));
 }

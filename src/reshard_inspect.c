@@ -42,7 +42,7 @@ static const char *const check_queries =
 "  'SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %%s IS DISTINCT FROM %%s) FROM %%s',"
 "  CASE WHEN l.method = 'hash_operator_class' THEN pg_catalog.format('COALESCE(%%s, 0)', b.expr) ELSE b.expr END,"
 "  COALESCE(l.bucket::text, 'NULL'), l.partition)"
-" FROM %1$s.sharding_layout($1) AS l"
+" FROM %1$s.sharding_layout($1, true) AS l"
 " CROSS JOIN LATERAL (SELECT %1$s.reshard_bucket_sql(l.hash_function, l.key, l.buckets, l.removed) AS expr) AS b"
 " WHERE l.partition IS NOT NULL";
 
@@ -51,7 +51,7 @@ static const char *const dry_run_queries =
 "  'SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %%s <> %%s) FROM %%s',"
 "  CASE WHEN l.method = 'hash_operator_class' THEN pg_catalog.format('COALESCE(%%s, 0)', b.expr) ELSE b.expr END,"
 "  l.bucket, l.partition) END"
-" FROM %1$s.sharding_layout($1) AS l"
+" FROM %1$s.sharding_layout($1, true) AS l"
 " CROSS JOIN LATERAL ("
 "   SELECT CASE WHEN $2 IS NOT NULL THEN $2"
 "               WHEN l.method = 'jumpbackanchorhash' THEN (%1$s.jumpbackanchorhash_add_bucket(l.buckets, l.removed)).buckets"

@@ -3,7 +3,7 @@
 
 CREATE FUNCTION jumpbackhash_create_operator_classes(buckets int)
 RETURNS SETOF text
-LANGUAGE plpgsql VOLATILE STRICT
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
@@ -12,6 +12,10 @@ DECLARE
     library text;
     ddl text;
 BEGIN
+    -- Not STRICT: no rows for a NULL would read as "nothing to create".
+    IF buckets IS NULL THEN
+        RAISE EXCEPTION 'buckets must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
         RAISE EXCEPTION 'permission denied to create the jumpbackhash operator classes for % buckets', buckets
             USING ERRCODE = 'insufficient_privilege',
@@ -57,4 +61,4 @@ END
 $function$;
 
 COMMENT ON FUNCTION jumpbackhash_create_operator_classes(int) IS
-'superuser only: creates the hash operator classes jumpbackhash<buckets>_{int2,int4,int8,text,bytea,uuid}_ops for a number of buckets the extension does not install (it installs 1 to 256), in the extension''s schema; returns their names';
+'superuser only: creates the hash operator classes jumpbackhash<buckets>_{int2,int4,int8,text,bytea,uuid}_ops for a number of buckets the extension does not install (it installs 1 to 256), in the extension''s schema; returns their names; a NULL number of buckets is an error';

@@ -3,7 +3,7 @@
 
 CREATE FUNCTION jumpbackhash_partitioning_problems(parent regclass)
 RETURNS SETOF text
-LANGUAGE plpgsql STABLE STRICT
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
@@ -15,6 +15,10 @@ DECLARE
     remainders int[] := '{}';
     moduli_ok boolean := true;
 BEGIN
+    -- Not STRICT: no rows for a NULL would read as "no problems".
+    IF parent IS NULL THEN
+        RAISE EXCEPTION 'parent must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     SELECT p.partnatts,
            (SELECT opcname FROM pg_opclass WHERE oid = p.partclass[0]),
            p.partcollation[0]
@@ -72,4 +76,4 @@ END
 $function$;
 
 COMMENT ON FUNCTION jumpbackhash_partitioning_problems(regclass) IS
-'what keeps a table partitioned by hash with a jumpbackhash<N>_<type>_ops class from holding exactly the rows with jumpbackhash(key, N) = b in its partition of REMAINDER b: a partition of another MODULUS than N, more than one key column, a nondeterministic collation, missing buckets; no row if none';
+'what keeps a table partitioned by hash with a jumpbackhash<N>_<type>_ops class from holding exactly the rows with jumpbackhash(key, N) = b in its partition of REMAINDER b: a partition of another MODULUS than N, more than one key column, a nondeterministic collation, missing buckets; no row if none; a NULL table is an error';

@@ -17,7 +17,7 @@ SELECT c.oid::regclass AS "table", l.partition, l.bucket, s.srvname AS server,
        CASE WHEN p.relkind <> 'f' THEN pg_catalog.pg_total_relation_size(p.oid) END AS bytes
 FROM pg_catalog.pg_partitioned_table pt
 JOIN pg_catalog.pg_class c ON c.oid = pt.partrelid
-CROSS JOIN LATERAL sharding_layout(c.oid) AS l
+CROSS JOIN LATERAL sharding_layout(c.oid, true) AS l
 JOIN pg_catalog.pg_class p ON p.oid = l.partition
 JOIN pg_catalog.pg_namespace n ON n.oid = p.relnamespace
 LEFT JOIN pg_catalog.pg_foreign_table ft ON ft.ftrelid = p.oid

@@ -49,13 +49,13 @@ BEGIN
                   DETAIL = 'Partitions move only to and from servers of postgres_fdw.';
     END IF;
     SELECT x.extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension x WHERE x.extname = 'subsetting';
-    EXECUTE format('SELECT l.partition::text FROM %s.sharding_layout($1) AS l ORDER BY l.bucket IS NULL DESC LIMIT 1', ext)
+    EXECUTE format('SELECT l.partition::text FROM %s.sharding_layout($1, true) AS l ORDER BY l.bucket IS NULL DESC LIMIT 1', ext)
     INTO problem USING parent;
     IF problem IS NULL THEN
         RAISE EXCEPTION 'table % is not partitioned by the extension''s functions or operator classes', parent
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    EXECUTE format('SELECT l.partition::text FROM %s.sharding_layout($1) AS l WHERE l.bucket IS NULL LIMIT 1', ext)
+    EXECUTE format('SELECT l.partition::text FROM %s.sharding_layout($1, true) AS l WHERE l.bucket IS NULL LIMIT 1', ext)
     INTO problem USING parent;
     IF problem IS NOT NULL THEN
         RAISE EXCEPTION 'partition % of % is not the partition of one bucket', problem, parent

@@ -43,10 +43,23 @@ BEGIN
         RAISE EXCEPTION 'unknown resharding operation %', coalesce(operation, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- The table named as its own partition (CALL reshard_add_partition('t', 't')).
+    IF partition = parent THEN
+        RAISE EXCEPTION 'table % is the table being resharded, not a partition of its own', partition
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = CASE WHEN operation = 'add'
+                                THEN 'new_partition names the table that reshard_add_partition gives a new partition.'
+                                ELSE 'partition names the table that reshard_remove_partition takes a partition from.' END,
+                  HINT = CASE WHEN operation = 'add'
+                              THEN format('Create an empty table like it and name that: CREATE TABLE %s (LIKE %s INCLUDING ALL).',
+                                          quote_ident(p.relname || '_new'), parent)
+                              ELSE format('Name one of its partitions, or NULL for the last bucket''s: CALL reshard_remove_partition(%L).',
+                                          parent::text) END;
+    END IF;
 
     -- The layout: one partition for each bucket.
     EXECUTE format('SELECT l.method, l.hash_function, l.key, l.buckets, l.operator_class, l.removed
-                    FROM %I.sharding_layout($1) AS l LIMIT 1', ext)
+                    FROM %I.sharding_layout($1, true) AS l LIMIT 1', ext)
     INTO lay USING parent;
     IF lay.method IS NULL THEN
         RAISE EXCEPTION 'table % is not partitioned by the extension''s functions or operator classes', parent
@@ -57,7 +70,7 @@ BEGIN
     n := lay.buckets;
     old_removed := coalesce(lay.removed, '{}');
     parts := array_fill(NULL::regclass, ARRAY[n]);
-    FOR r IN EXECUTE format('SELECT * FROM %I.sharding_layout($1) AS l WHERE l.partition IS NOT NULL', ext) USING parent LOOP
+    FOR r IN EXECUTE format('SELECT * FROM %I.sharding_layout($1, true) AS l WHERE l.partition IS NOT NULL', ext) USING parent LOOP
         IF r.bucket IS NULL OR parts[r.bucket + 1] IS NOT NULL THEN
             RAISE EXCEPTION 'partition % of % is not the only one for one bucket in [0, %)', r.partition, parent, n
                 USING ERRCODE = 'invalid_parameter_value',

@@ -6,7 +6,7 @@ SELECT c.oid::regclass AS parent, l.method, l.key, l.buckets, l.removed, l.opera
        array_agg(l.partition ORDER BY l.bucket) FILTER (WHERE l.partition IS NOT NULL) AS partitions
 FROM pg_catalog.pg_partitioned_table pt
 JOIN pg_catalog.pg_class c ON c.oid = pt.partrelid
-CROSS JOIN LATERAL sharding_layout(c.oid) AS l
+CROSS JOIN LATERAL sharding_layout(c.oid, true) AS l
 GROUP BY 1, 2, 3, 4, 5, 6;
 
 COMMENT ON VIEW sharded_tables IS

@@ -16,7 +16,7 @@ AS 'MODULE_PATHNAME', 'ring_handoff_nodes'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION ring_handoff_nodes(partition_ring, bigint, int) IS
-'up to count handoff nodes of a 64-bit key: ring_partition_handoff_nodes(ring, ring_partition(ring, key), count)';
+'up to count handoff nodes of a 64-bit key: ring_partition_handoff_nodes(ring, ring_partition(ring, key), count). The key is taken as already hashed: hash integer ids first, ring_handoff_nodes(ring, xxh3_64(id), count)';
 
 CREATE FUNCTION ring_handoff_nodes(ring partition_ring, key text, count int DEFAULT 3)
 RETURNS int[]

@@ -7,7 +7,7 @@ AS 'MODULE_PATHNAME', 'ring_partition'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION ring_partition(partition_ring, bigint) IS
-'partition of a 64-bit key: its top part_power bits, taken as unsigned';
+'partition of a 64-bit key: its top part_power bits, taken as unsigned. The key is taken as already hashed, its bits as they are: hash integer ids first, ring_partition(ring, xxh3_64(id)), or small ids all fall in partition 0';
 
 CREATE FUNCTION ring_nodes(ring partition_ring, key bigint)
 RETURNS int[]
@@ -15,7 +15,7 @@ AS 'MODULE_PATHNAME', 'ring_nodes'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION ring_nodes(partition_ring, bigint) IS
-'node ids of the replicas of a 64-bit key''s partition, primary first';
+'node ids of the replicas of a 64-bit key''s partition, primary first. The key is taken as already hashed, its bits as they are: hash integer ids first, ring_nodes(ring, xxh3_64(id)), or small ids all fall in partition 0';
 
 CREATE FUNCTION ring_partition_nodes(ring partition_ring, partition int)
 RETURNS int[]
@@ -82,7 +82,7 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 ROWS 1000;
 
 COMMENT ON FUNCTION ring_nodes(partition_ring, bigint[]) IS
-'one row per key of the array, in its order: the key, its partition and the node ids of its replicas (as ring_nodes(ring, key)), looked up with the ring''s memory latency hidden; at most 4194304 keys';
+'one row per key of the array, in its order: the key, its partition and the node ids of its replicas (as ring_nodes(ring, key)), looked up with the ring''s memory latency hidden; at most 4194304 keys. The keys are taken as already hashed: hash integer ids first (xxh3_64(id))';
 
 CREATE FUNCTION ring_nodes(ring partition_ring, keys text[],
                            OUT key text, OUT partition int, OUT nodes int[])
