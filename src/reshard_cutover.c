@@ -147,40 +147,6 @@ cutover_relations(engine *e, List **others)
 }
 
 /*
- * The old parent and the old local partitions that a table filled
- * replaces (a foreign partition keeps its place), and in *filled (if not
- * NULL) the tables that replace them: the new parent, the shadows.
- */
-List *
-replaced_sources(engine *e, List **filled)
-{
-	List	   *old = list_make1_oid(e->parent);
-	Oid			partition = state_oid(e, STATE_PARTITION);
-	Datum	   *sources;
-	Datum	   *shadows;
-	bool	   *source_nulls;
-	bool	   *shadow_nulls;
-	int			source_count;
-	int			shadow_count;
-
-	if (filled != NULL)
-		*filled = list_make1_oid(state_oid(e, STATE_NEW_PARENT));
-	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SOURCES]), OIDOID, sizeof(Oid), true,
-					  TYPALIGN_INT, &sources, &source_nulls, &source_count);
-	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SHADOWS]), OIDOID, sizeof(Oid), true,
-					  TYPALIGN_INT, &shadows, &shadow_nulls, &shadow_count);
-	for (int i = 0; i < Min(source_count, shadow_count); i++)
-		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition &&
-			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE)
-		{
-			old = lappend_oid(old, DatumGetObjectId(sources[i]));
-			if (filled != NULL)
-				*filled = lappend_oid(*filled, DatumGetObjectId(shadows[i]));
-		}
-	return old;
-}
-
-/*
  * Locks the tables of others, in their order, without waiting in their
  * queue: each is tried, then tried again every few milliseconds until the
  * budget is spent.  The cutover holds the table by then; a writer that

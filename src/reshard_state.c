@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -507,6 +508,40 @@ run_routine(engine *e, routine_id routine, int nargs, Datum arg1, Datum arg2)
 	if (e->phase != phase)
 		elog(ERROR, "routine %s changed the phase of the resharding of %s", routines[routine].name,
 			 relation_name(e->parent));
+}
+
+/*
+ * The old parent and the old local partitions that a table filled
+ * replaces (a foreign partition keeps its place), and in *filled (if not
+ * NULL) the tables that replace them: the new parent, the shadows.
+ */
+List *
+replaced_sources(engine *e, List **filled)
+{
+	List	   *old = list_make1_oid(e->parent);
+	Oid			partition = state_oid(e, STATE_PARTITION);
+	Datum	   *sources;
+	Datum	   *shadows;
+	bool	   *source_nulls;
+	bool	   *shadow_nulls;
+	int			source_count;
+	int			shadow_count;
+
+	if (filled != NULL)
+		*filled = list_make1_oid(state_oid(e, STATE_NEW_PARENT));
+	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SOURCES]), OIDOID, sizeof(Oid), true,
+					  TYPALIGN_INT, &sources, &source_nulls, &source_count);
+	deconstruct_array(DatumGetArrayTypeP(e->values[STATE_SHADOWS]), OIDOID, sizeof(Oid), true,
+					  TYPALIGN_INT, &shadows, &shadow_nulls, &shadow_count);
+	for (int i = 0; i < Min(source_count, shadow_count); i++)
+		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition &&
+			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE)
+		{
+			old = lappend_oid(old, DatumGetObjectId(sources[i]));
+			if (filled != NULL)
+				*filled = lappend_oid(*filled, DatumGetObjectId(shadows[i]));
+		}
+	return old;
 }
 
 /* Applies the log, at most max_changes entries; past deadline, an error (SR001). */
