@@ -89,6 +89,7 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_row_image_hash.sql \
 	src/sql/resharding/reshard_expect_phase.sql \
 	src/sql/resharding/reshard_object_name.sql \
+	src/sql/resharding/reshard_transfer_table.sql \
 	src/sql/resharding/reshard_plan.sql \
 	src/sql/resharding/reshard_phase_setup.sql \
 	src/sql/resharding/reshard_phase_copy.sql \

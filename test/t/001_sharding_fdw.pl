@@ -295,6 +295,15 @@ on($shards[2], "DROP TRIGGER refuse_at_commit ON users");
 # call fails as over budget, the table as it was; out of attempts, it keeps
 # its work (shard 3 holds the copies of the rows of bucket 3), and calling
 # again finishes it.
+#
+# From here on, shard 3 counts the INSERT statements it runs: the copy sends
+# the rows that move in batches (reshard_transfer_table), not one statement
+# per row.  (postgres_fdw runs them with search_path pg_catalog.)
+my $count_statements = "CREATE TABLE insert_statements (n int);
+	CREATE FUNCTION count_statement() RETURNS trigger LANGUAGE plpgsql AS
+	    \$\$ BEGIN INSERT INTO public.insert_statements VALUES (1); RETURN NULL; END \$\$;
+	CREATE TRIGGER count_statement AFTER INSERT ON users FOR EACH STATEMENT EXECUTE FUNCTION count_statement()";
+on($shards[3], $count_statements);
 my $row_holder = $shards[2]->background_psql('postgres');
 $row_holder->query_safe("BEGIN; SELECT 1 FROM users WHERE jumpbackhash(email, 4) = 3 LIMIT 1 FOR UPDATE");
 ($out, $err) = attempt($coordinator,
@@ -312,6 +321,11 @@ is(on($coordinator, "SELECT pg_get_partkeydef('users'::regclass)") . ' '
 	"after that the table still has three buckets, every row there; shard 3 holds the copies of bucket 3, kept");
 my $moved = on($coordinator, "CALL reshard_add_partition('users', 'users_3')");
 like($moved, qr/^[1-9][0-9]*$/, "called again, it finishes ($moved rows moved)");
+
+my $statements = on($shards[3], "SELECT count(*) FROM insert_statements");
+ok($statements > 0 && $statements * 100 <= $moved,
+	"the rows that move reach shard 3 in batches ($moved rows, $statements INSERT statements)");
+on($shards[3], "DROP TRIGGER count_statement ON users; DROP TABLE insert_statements; DROP FUNCTION count_statement()");
 
 my @after = map { row_versions($_) } @shards;
 # Moved: on shard 0..2 before, not after.
@@ -560,5 +574,26 @@ like(on($coordinator, "$prepared EXPLAIN (COSTS OFF) EXECUTE one_member('$key')"
 is(shards_reached($key, "$prepared EXECUTE one_member('$key')"), "$home ", "and asks only shard $home");
 is(shards_reached($key, "UPDATE members SET name = 'Renamed' WHERE email = '$key'"),
 	"$home ", "an update of the name goes to shard $home only");
+
+# --- Removing shard 3 of users (4 -> 3 buckets): its rows go back to shards
+# 0-2, poured into them at the cutover, in batches there too, also from
+# servers whose batch_size is postgres_fdw's default (1: a row per statement).
+on($shards[$_], $count_statements) for 0 .. 2;
+on($coordinator, "ALTER SERVER shard_$_ OPTIONS (DROP batch_size)") for 0 .. 3;
+$checksum_before = on($coordinator, $checksum);
+($moved, $err) = attempt($coordinator, "CALL reshard_remove_partition('users', 'users_3')");
+is($err, '', "removing shard 3 succeeds with the default cutover budget");
+is(on($coordinator, "SELECT pg_get_partkeydef('users'::regclass)") . ' ' . on($coordinator, $checksum),
+	"LIST (jumpbackhash(email, 3)) $checksum_before",
+	"removing shard 3: three buckets, no row lost, duplicated or changed ($moved rows moved)");
+$statements = 0;
+for my $i (0 .. 2)
+{
+	$statements += on($shards[$i], "SELECT count(*) FROM insert_statements");
+	is(on($shards[$i], "SELECT count(*) FROM users WHERE jumpbackhash(email, 3) <> $i"),
+		'0', "every row on shard $i has jumpbackhash(email, 3) = $i");
+}
+ok($statements > 0 && $statements * 100 <= $moved,
+	"the rows of shard 3 reach shards 0-2 in batches ($moved rows, $statements INSERT statements)");
 
 done_testing();

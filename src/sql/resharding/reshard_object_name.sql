@@ -3,7 +3,7 @@
 
 -- Every table, index, view, sequence, function, trigger and constraint the
 -- engine makes, here or on a shard, is named reshard_KIND_OID_HASH: its kind
--- (shadow, incoming, key, bound, parent, log, log_seq, hidden, hidden_key,
+-- (shadow, incoming, key, bound, parent, log, log_seq, transfer, hidden, hidden_key,
 -- mark, refuse_direct, all, shown, direct_writes, direct_truncate), the OID
 -- of the table it is made for, and 16 hexadecimal digits of the SHA-256 of
 -- the state's name_key (random, chosen when the resharding begins, in

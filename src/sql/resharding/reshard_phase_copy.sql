@@ -71,9 +71,16 @@ BEGIN
             EXECUTE format('INSERT INTO %s (key) SELECT DISTINCT (%s) FROM ONLY %s WHERE %s = %s',
                            s.hidden_keys[b + 1]::regclass, s.key, source::regclass, s.new_bucket_sql, b);
         END IF;
+        -- (into a shard, in batches: reshard_transfer_table)
+        EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)',
+                       (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+        INTO target USING s, s.shadows[b + 1];
         EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s = %s',
-                       s.shadows[b + 1]::regclass, cols, cols, source::regclass, s.new_bucket_sql, b);
+                       target::regclass, cols, cols, source::regclass, s.new_bucket_sql, b);
         GET DIAGNOSTICS n = ROW_COUNT;
+        IF target <> s.shadows[b + 1] THEN
+            EXECUTE format('DROP FOREIGN TABLE %s', target::regclass);
+        END IF;
         s.rows_copied := s.rows_copied + n;
         IF b <> s.sources_copied - 1 THEN
             s.rows_to_move := s.rows_to_move + n;

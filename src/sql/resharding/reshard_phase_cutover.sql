@@ -139,8 +139,11 @@ BEGIN
                 END IF;
             END IF;
         ELSIF s.shadows[r.bucket + 1] IS NOT NULL THEN
+            -- (in batches: reshard_transfer_table)
+            EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)', ext) INTO target USING s, r.src;
             EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s',
-                           r.src::regclass, insert_cols, insert_cols, s.shadows[r.bucket + 1]::regclass);
+                           target, insert_cols, insert_cols, s.shadows[r.bucket + 1]::regclass);
+            EXECUTE format('DROP FOREIGN TABLE %s', target);
         END IF;
     END LOOP;
     s.validate := '{}';

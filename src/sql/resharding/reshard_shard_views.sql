@@ -77,6 +77,7 @@ DECLARE
     rs text;
     o text;
     remote text;
+    columns text;   -- of a foreign table on the shard's table (reshard_foreign_columns)
     current_options text[];
     original text[];
     key_type text;
@@ -210,22 +211,9 @@ BEGIN
             -- are written into its shard's table, hidden, not into a table here.
             IF r.receives THEN
                 EXECUTE format('DROP TABLE %s', s.shadows[r.i]::regclass);
-                EXECUTE (SELECT format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                                       schema_name, names[7],
-                                       string_agg(format('%I %s OPTIONS (column_name %L)%s', a.attname,
-                                                         format_type(a.atttypid, a.atttypmod),
-                                                         coalesce((SELECT substr(x, 13) FROM unnest(fa.attfdwoptions) AS x
-                                                                   WHERE x LIKE 'column\_name=%'), a.attname),
-                                                         CASE WHEN a.attgenerated = 's'
-                                                              THEN format(' GENERATED ALWAYS AS (%s) STORED',
-                                                                          pg_get_expr(d.adbin, d.adrelid))
-                                                              ELSE '' END),
-                                                  ', ' ORDER BY a.attnum),
-                                       r.server, r.remote_schema, names[7])
-                         FROM pg_attribute a
-                         JOIN pg_attribute fa ON fa.attrelid = r.source AND fa.attname = a.attname
-                         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-                         WHERE a.attrelid = s.parent AND a.attnum > 0 AND NOT a.attisdropped);
+                EXECUTE format('SELECT %s.reshard_foreign_columns($1::regclass, $2::regclass)', ext) INTO columns USING s.parent, r.source;
+                EXECUTE format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                               schema_name, names[7], columns, r.server, r.remote_schema, names[7]);
                 s.shadows[r.i] := format('%I.%I', schema_name, names[7])::regclass;
             END IF;
         WHEN 'point' THEN
