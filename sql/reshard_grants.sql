@@ -96,6 +96,73 @@ SET ROLE reshard_grants_spy;
 SELECT count(*) FROM rg_2;
 RESET ROLE;
 
+-- Stopped after the cutover, before the finish drops the old parent and
+-- the old partitions: renamed away, they keep no right of any role but the
+-- owner's own (which GRANT wrote when alice was granted her rights), on the
+-- table or on a column, and pg_shdepend records no role for them; no role
+-- can read their stale rows or write rows into them that nobody reads.
+-- The tables that took their places have their grants already.
+DO $$
+BEGIN
+    WHILE (SELECT phase FROM reshard_state) NOT IN ('finish', 'done', 'aborted') LOOP
+        CALL reshard_step('rg');
+    END LOOP;
+END
+$$;
+SELECT phase FROM reshard_progress;
+-- (the renamed-away tables, named by what they were)
+CREATE FUNCTION rg_renamed_away() RETURNS TABLE (was text, t regclass) LANGUAGE sql AS $$
+    SELECT CASE c.relkind WHEN 'p' THEN 'old parent' ELSE 'old partition' END, c.oid::regclass
+    FROM pg_class c
+    WHERE c.relname LIKE 'reshard\_old\_%' AND c.relkind IN ('r', 'p') AND c.relnamespace = 'public'::regnamespace
+    ORDER BY 1, c.oid
+$$;
+SELECT r.was, replace(coalesce(c.relacl::text, 'default'), '=arwdDxtm/', '=arwdDxt/') AS acl,
+       (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attacl IS NOT NULL) AS column_acls,
+       (SELECT count(*) FROM pg_shdepend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'a') AS roles_recorded
+FROM rg_renamed_away() r JOIN pg_class c ON c.oid = r.t;
+-- What a role can do on each table (its rows; its columns id and
+-- visible; a row inserted, updated, deleted; TRUNCATE), each tried and
+-- rolled back: Y done (or past the privilege check: a row of another
+-- bucket), - refused for want of a privilege.
+CREATE FUNCTION rg_tries(t regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    statement text;
+    result text := '';
+BEGIN
+    FOREACH statement IN ARRAY ARRAY[format('SELECT count(*) FROM %s', t), format('SELECT count(*) FROM (SELECT id, visible FROM %s) AS x', t),
+                                     format('INSERT INTO %s (id) VALUES (1)', t), format('UPDATE %s SET visible = visible', t),
+                                     format('DELETE FROM %s', t), format('TRUNCATE %s', t)] LOOP
+        BEGIN
+            EXECUTE statement;
+            RAISE EXCEPTION USING ERRCODE = 'triggered_action_exception';
+        EXCEPTION
+            WHEN triggered_action_exception OR check_violation THEN result := result || 'Y';
+            WHEN insufficient_privilege THEN result := result || '-';
+        END;
+    END LOOP;
+    RETURN result;
+END
+$$;
+-- (the privilege functions too, every table and column privilege)
+CREATE FUNCTION rg_can(role name, t regclass) RETURNS boolean LANGUAGE sql AS $$
+    SELECT has_table_privilege(role, t, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
+        OR has_any_column_privilege(role, t, 'SELECT, INSERT, UPDATE, REFERENCES')
+$$;
+SET ROLE reshard_grants_alice;
+SELECT 'alice' AS role, was, rg_tries(t), rg_can(current_user, t) FROM rg_renamed_away();
+SET ROLE reshard_grants_bob;
+SELECT 'bob' AS role, was, rg_tries(t), rg_can(current_user, t) FROM rg_renamed_away();
+SET ROLE reshard_grants_carol;
+SELECT 'carol' AS role, was, rg_tries(t), rg_can(current_user, t) FROM rg_renamed_away();
+-- (what they may do on the table and its partitions, to compare: as before)
+SET ROLE reshard_grants_alice;
+SELECT 'alice' AS role, t, rg_tries(t::regclass) FROM unnest('{rg, rg_0, rg_1}'::text[]) AS t;
+SET ROLE reshard_grants_carol;
+SELECT 'carol' AS role, t, rg_tries(t::regclass) FROM unnest('{rg, rg_0, rg_1}'::text[]) AS t;
+RESET ROLE;
+SELECT * FROM rg_grants('{rg, rg_0, rg_1}') EXCEPT SELECT * FROM rg_before;
+
 -- To the end: the grants are those of before, grantors included; the new
 -- partition has what both partitions grant (not the spy's SELECT, not
 -- bob's INSERT, whose grantors differ, nor what bob granted with it).
@@ -152,7 +219,40 @@ DROP OWNED BY reshard_grants_carol;
 SELECT * FROM rg_grants('{rg, rg_0, rg_1, rg_2, rg_control}');
 SELECT count(*) AS carol_dependencies FROM pg_shdepend WHERE refobjid = 'reshard_grants_carol'::regrole;
 
+-- Removing rg_2, with rights granted to PUBLIC and column grants: after
+-- the cutover, the renamed-away tables keep none of them either.
+GRANT ALL ON rg, rg_0, rg_1, rg_2 TO PUBLIC;
+GRANT SELECT (secret), UPDATE (secret) ON rg, rg_0, rg_1, rg_2 TO reshard_grants_bob;
+CREATE TEMP TABLE rg_before_removal AS SELECT * FROM rg_grants('{rg, rg_0, rg_1}');
+CALL reshard_begin('rg', 'remove', 'rg_2');
+DO $$
+BEGIN
+    WHILE (SELECT phase FROM reshard_state) NOT IN ('finish', 'done', 'aborted') LOOP
+        CALL reshard_step('rg');
+    END LOOP;
+END
+$$;
+SELECT phase FROM reshard_progress;
+SELECT r.was, replace(coalesce(c.relacl::text, 'default'), '=arwdDxtm/', '=arwdDxt/') AS acl,
+       (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attacl IS NOT NULL) AS column_acls,
+       (SELECT count(*) FROM pg_shdepend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'a') AS roles_recorded
+FROM rg_renamed_away() r JOIN pg_class c ON c.oid = r.t;
+SET ROLE reshard_grants_spy;
+SELECT 'spy' AS role, was, rg_tries(t), rg_can(current_user, t) FROM rg_renamed_away();
+SET ROLE reshard_grants_bob;
+SELECT 'bob' AS role, was, rg_tries(t), rg_can(current_user, t) FROM rg_renamed_away();
+RESET ROLE;
+SELECT * FROM rg_grants('{rg, rg_0, rg_1}') EXCEPT SELECT * FROM rg_before_removal;
+CALL reshard_step('rg');
+SELECT phase FROM reshard_progress;
+SELECT count(*) AS renamed_away_left FROM rg_renamed_away();
+SELECT * FROM rg_grants('{rg, rg_0, rg_1}') EXCEPT SELECT * FROM rg_before_removal;
+DROP TABLE rg_2;
+
 DROP TABLE rg, rg_control;
+DROP FUNCTION rg_renamed_away();
+DROP FUNCTION rg_tries(regclass);
+DROP FUNCTION rg_can(name, regclass);
 DROP FUNCTION rg_grants(text[]);
 DROP FUNCTION rg_shdepend_right();
 DROP FUNCTION rg_rights();

@@ -360,6 +360,46 @@ reshard_grants_give(reshard_grants *grants)
 }
 
 /*
+ * Takes from relation every right of every role but its owner: of its ACL
+ * only the owner's own items stay (a NULL ACL, the default, is the owner's
+ * alone already), its columns' ACLs go.  pg_shdepend follows (set_acl).
+ */
+static void
+grants_revoke(Oid relation)
+{
+	Oid			owner;
+	Acl		   *acl = relation_acl(relation, &owner);
+	ListCell   *cell;
+
+	if (acl != NULL)
+	{
+		AclItem    *items = ACL_DAT(acl);
+		int			n = 0;
+
+		for (int i = 0; i < ACL_NUM(acl); i++)
+			if (items[i].ai_grantee == owner)
+				items[n++] = items[i];
+		ARR_DIMS(acl)[0] = n;
+		SET_VARSIZE(acl, ACL_N_SIZE(n));
+		set_acl(relation, NULL, acl);
+	}
+	foreach(cell, relation_columns(relation))
+		if (((column_grants *) lfirst(cell))->acl != NULL)
+			set_acl(relation, ((column_grants *) lfirst(cell))->name, NULL);
+}
+
+void
+reshard_grants_revoke_all(List *relations)
+{
+	ListCell   *cell;
+
+	foreach(cell, relations)
+		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(lfirst_oid(cell))))
+			grants_revoke(lfirst_oid(cell));
+	CommandCounterIncrement();
+}
+
+/*
  * Adding: the new partition gets what the table's partitions grant, not
  * what the user's CREATE TABLE gave it (the schema's default privileges,
  * the grants of a LIKE ... INCLUDING ALL); NULL when removing.

@@ -48,4 +48,14 @@ extern List *reshard_cutover_grants(struct engine *e);
 extern reshard_grants *reshard_new_partition_grants(struct engine *e);
 extern void reshard_grants_give_all(List *grants);
 
+/*
+ * The tables the cutover renamed away (the old parent, the old local
+ * partitions, until the finish drops them): every right of every role but
+ * their owner revoked, their columns' included, in the cutover's
+ * transaction, so that no role reads their stale rows or writes rows there
+ * that nobody reads.  A relation of relations that the cutover dropped is
+ * passed over.
+ */
+extern void reshard_grants_revoke_all(List *relations);
+
 #endif

@@ -316,6 +316,7 @@ unit_cutover(engine *e)
 	table_owner_context owner;
 	List	   *grants;
 	List	   *replaced;
+	List	   *renamed;
 	char	   *fingerprint;
 	ListCell   *cell;
 	List	   *others;
@@ -350,11 +351,14 @@ unit_cutover(engine *e)
 			stop_triggers(e, lfirst_oid(cell));
 	stop_triggers(e, state_oid(e, STATE_PARTITION));
 	grants = reshard_cutover_grants(e);
+	renamed = replaced_sources(e, NULL);
 	table_owner_leave(&owner);
 	check_budget(deadline);
 	run_routine(e, ROUTINE_PHASE_CUTOVER, 1, prepared_statements, 0);
 	/* the grants exactly, grantors included (reshard_acl.c) */
 	reshard_grants_give_all(grants);
+	/* and none left on the tables renamed away, which the finish drops */
+	reshard_grants_revoke_all(renamed);
 	stop_budget();
 	check_budget(deadline);
 	return true;

@@ -231,6 +231,7 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 	delete_states(e, false, true);
 
 	/* The plan (as the owner: it checks the table), then the checks, then the state row written. */
+	refuse_linked_reshardings(e);
 	new_state(e);
 	set_state_oid(e, STATE_PARTITION, partition);
 	set_state_bool(e, STATE_SHARD_VIEWS, hide_on_shards);

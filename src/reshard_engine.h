@@ -185,6 +185,7 @@ extern void save_state(engine *e);
 extern void insert_state(engine *e);
 extern void delete_states(engine *e, bool this_table, bool of_dropped_tables);
 extern void new_state(engine *e);
+extern void refuse_linked_reshardings(engine *e);
 extern bool state_is_null(engine *e, state_column column);
 extern bool state_bool(engine *e, state_column column);
 extern int64 state_int64(engine *e, state_column column);

@@ -324,6 +324,62 @@ delete_states(engine *e, bool this_table, bool of_dropped_tables)
 	e->has_state = false;
 }
 
+/*
+ * A new resharding of e->parent is refused while one of a table that a
+ * foreign key links to it (either way, on the tables or on their
+ * partitions) has not ended: from its cutover to its finish the foreign
+ * keys between the two are on the partitions only, and its cutover and
+ * finish change the rows PostgreSQL keeps of them for each partition, so a
+ * resharding of the other table would fail late, its copy thrown away (its
+ * checks find the table changed) or with an error that blames its
+ * partitions.  Two calls that begin at once: each takes a lock (advisory,
+ * no table's: classid 0) until its state row commits, so that the second
+ * sees the first's (read with a snapshot taken after the lock: not read
+ * only).
+ */
+void
+refuse_linked_reshardings(engine *e)
+{
+	LOCKTAG		tag;
+	Oid			saved_user;
+	int			saved_context;
+	Datum		args[1] = {ObjectIdGetDatum(e->parent)};
+	Oid			types[1] = {OIDOID};
+	int			ret;
+	int			nest_level;
+	char	   *others = NULL;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, InvalidOid, 0, RESHARD_LOCK_KIND);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	nest_level = safe_search_path_begin();
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	ret = SPI_execute_with_args(psprintf(
+		"SELECT pg_catalog.string_agg(pg_catalog.format('%%s (phase %%s)', s.parent_name, s.phase), ', ' ORDER BY s.parent_name)"
+		" FROM %s.reshard_state AS s"
+		" WHERE s.parent <> $1 AND s.phase NOT IN ('done', 'aborted')"
+		"   AND EXISTS (SELECT FROM pg_catalog.pg_constraint c WHERE c.contype = 'f'"
+		"     AND (c.conrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree($1) AS t)"
+		"          AND c.confrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(s.parent) AS t)"
+		"          OR c.confrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree($1) AS t)"
+		"          AND c.conrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(s.parent) AS t)))",
+		e->schema), 1, types, args, NULL, false, 0);
+	SetUserIdAndSecContext(saved_user, saved_context);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the reshardings in progress");
+	others = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	safe_search_path_end(nest_level);
+	if (others != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("cannot reshard %s while %s, linked to it by a foreign key, is being resharded",
+						relation_name(e->parent), others),
+				 errdetail("A resharding moves the foreign keys between the two tables to its table's new partitions "
+						   "at its cutover and finish; a resharding of the other table would find them changed."),
+				 errhint("Call it again once that resharding is done (see reshard_progress); an interrupted one is "
+						 "finished by calling it again, or undone by reshard_abort.")));
+}
+
 /* A state row in memory for a new resharding of e->parent: counters at 0, a random name_key, the rest NULL. */
 void
 new_state(engine *e)
