@@ -20,6 +20,7 @@
 #include "access/htup_details.h"
 #include "catalog/partition.h"
 #include "executor/spi.h"
+#include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -185,7 +186,7 @@ copies_unlogged(engine *e)
  * block's), and then the call is refused.
  */
 static bool
-begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
+begin(engine *e, const char *operation, Oid partition, const char *server, bool hide_on_shards)
 {
 	claim(e);
 	if (load_state(e))
@@ -216,7 +217,7 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 			(void) undo(e);
 		}
 		/* Called again after it ended: the same resharding is done already. */
-		if (e->phase == PHASE_DONE && OidIsValid(partition) && same &&
+		if (e->phase == PHASE_DONE && OidIsValid(partition) && same && strcmp(operation, "move") != 0 &&
 			partition_parent(partition) == (strcmp(operation, "add") == 0 ? e->parent : InvalidOid))
 		{
 			ereport(NOTICE,
@@ -233,6 +234,7 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 	/* The plan (as the owner: it checks the table), then the checks, then the state row written. */
 	new_state(e);
 	set_state_oid(e, STATE_PARTITION, partition);
+	set_state_text(e, STATE_SERVER, server);
 	set_state_bool(e, STATE_SHARD_VIEWS, hide_on_shards);
 	run_routine(e, ROUTINE_PLAN, 1, CStringGetTextDatum(operation), 0);
 	refuse_atomic(e);
@@ -320,33 +322,24 @@ run_steps(engine *e)
 }
 
 /*
- * A resharding from the checks to the end, or the continuation of an
- * interrupted one; returns the rows it moved.  An error before the cutover
- * undoes what the call made (the table is as it was); after it, calling
- * again finishes.
+ * A resharding (or a move) from the checks to the end, or the continuation
+ * of an interrupted one; returns the rows it moved.  An error before the
+ * cutover undoes what the call made (the table is as it was); after it,
+ * calling again finishes.
  */
 static int64
-run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budget_arg, int attempts_arg,
-	int shard_views_arg)
+run(FunctionCallInfo fcinfo, Oid parent, const char *operation, Oid partition, const char *server,
+	Interval *budget, int attempts, bool shard_views)
 {
 	engine		e;
 	int64		moved_rows = 0;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(budget_arg) || PG_ARGISNULL(attempts_arg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
-	if (PG_ARGISNULL(shard_views_arg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("shard_views must not be null")));
-	engine_open(&e, fcinfo, PG_GETARG_OID(0), PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg));
+	engine_open(&e, fcinfo, parent, budget, attempts);
 	PG_TRY();
 	{
 		ErrorData  *error;
 
-		if (!begin(&e, operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg),
-				   PG_GETARG_BOOL(shard_views_arg)))
+		if (!begin(&e, operation, partition, server, shard_views))
 			error = NULL;
 		else if ((error = run_steps(&e)) == NULL)
 			moved_rows = state_int64(&e, STATE_ROWS_TO_MOVE);
@@ -374,6 +367,27 @@ run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budge
 	return moved_rows;
 }
 
+/*
+ * A resharding procedure's call (arguments parent, partition, moved_rows,
+ * cutover_budget, cutover_attempts, shard_views; operation by name for
+ * reshard_engine_run, whose arguments follow it).
+ */
+static int64
+run_resharding(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budget_arg, int attempts_arg,
+			   int shard_views_arg)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(budget_arg) || PG_ARGISNULL(attempts_arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
+	if (PG_ARGISNULL(shard_views_arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("shard_views must not be null")));
+	return run(fcinfo, PG_GETARG_OID(0), operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg),
+			   NULL, PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg), PG_GETARG_BOOL(shard_views_arg));
+}
+
 /* The procedure's INOUT moved_rows, as its result row. */
 static Datum
 moved_rows_result(FunctionCallInfo fcinfo, int64 moved_rows)
@@ -396,7 +410,7 @@ PG_FUNCTION_INFO_V1(reshard_add_partition);
 Datum
 reshard_add_partition(PG_FUNCTION_ARGS)
 {
-	return moved_rows_result(fcinfo, run(fcinfo, "add", 1, 3, 4, 5));
+	return moved_rows_result(fcinfo, run_resharding(fcinfo, "add", 1, 3, 4, 5));
 }
 
 PG_FUNCTION_INFO_V1(reshard_remove_partition);
@@ -408,7 +422,49 @@ PG_FUNCTION_INFO_V1(reshard_remove_partition);
 Datum
 reshard_remove_partition(PG_FUNCTION_ARGS)
 {
-	return moved_rows_result(fcinfo, run(fcinfo, "remove", 1, 3, 4, 5));
+	return moved_rows_result(fcinfo, run_resharding(fcinfo, "remove", 1, 3, 4, 5));
+}
+
+PG_FUNCTION_INFO_V1(partition_move);
+
+/*
+ * CALL partition_move(partition, server, moved_rows, cutover_budget,
+ * cutover_attempts): the partition, whole, to the foreign server, online
+ * (docs/scaling-out.md).  One already there is left as it is.
+ */
+Datum
+partition_move(PG_FUNCTION_ARGS)
+{
+	Oid			partition;
+	Oid			parent;
+	char	   *server = PG_ARGISNULL(1) ? NULL : NameStr(*PG_GETARG_NAME(1));
+	char	   *current = NULL;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("partition, cutover_budget and cutover_attempts must not be null")));
+	partition = PG_GETARG_OID(0);
+	if (get_rel_relkind(partition) == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", partition)));
+	parent = partition_parent(partition);
+	if (!OidIsValid(parent))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("table %s is not a partition", relation_name(partition)),
+				 errhint("partition_move moves a partition of a table partitioned by the extension.")));
+	if (get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE)
+		current = GetForeignServer(GetForeignTable(partition)->serverid)->servername;
+	if (server != NULL && current != NULL && strcmp(server, current) == 0)
+	{
+		ereport(NOTICE,
+				(errmsg("partition %s is on server \"%s\" already; nothing to do", relation_name(partition), server)));
+		return moved_rows_result(fcinfo, 0);
+	}
+	return moved_rows_result(fcinfo, run(fcinfo, parent, "move", partition, server, PG_GETARG_INTERVAL_P(3),
+										 PG_GETARG_INT32(4), false));
 }
 
 PG_FUNCTION_INFO_V1(reshard_run);
@@ -424,7 +480,7 @@ reshard_run(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("operation must not be null")));
-	(void) run(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(1)), 2, 3, 4, 5);
+	(void) run_resharding(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(1)), 2, 3, 4, 5);
 	PG_RETURN_VOID();
 }
 
@@ -440,7 +496,7 @@ reshard_begin(PG_FUNCTION_ARGS)
 	e.budget_ms = 500;
 	PG_TRY();
 	{
-		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2), false);
+		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2), NULL, false);
 	}
 	PG_FINALLY();
 	{
