@@ -169,7 +169,8 @@ REGRESS = \
 	install_as_owner \
 	internal_routines \
 	argument_sweep \
-	placement
+	placement \
+	partition_move
 
 # Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
 # make installcheck after the regression tests.

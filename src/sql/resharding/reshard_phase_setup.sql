@@ -88,10 +88,15 @@ BEGIN
             END
             $do$$remote$, format('%I.%I', schema_name, moved_name), marker, cols));
         EXECUTE name_of INTO shadow USING s, 'shadow', s.partition;
+        -- (NOT NULL constraints named as the partition's, on PostgreSQL 18)
         SELECT string_agg(format('%I %s%s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
                                  CASE WHEN a.attcollation <> t.typcollation
                                       THEN ' COLLATE ' || a.attcollation::regcollation::text ELSE '' END,
-                                 CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END,
+                                 CASE WHEN a.attnotnull
+                                      THEN coalesce(' CONSTRAINT ' || (SELECT quote_ident(c.conname) FROM pg_constraint c
+                                                                       WHERE c.conrelid = a.attrelid AND c.contype = 'n'
+                                                                         AND c.conkey = ARRAY[a.attnum]), '') || ' NOT NULL'
+                                      ELSE '' END,
                                  CASE WHEN a.attgenerated = 's' THEN format(' GENERATED ALWAYS AS (%s) STORED', pg_get_expr(d.adbin, d.adrelid))
                                       WHEN d.adbin IS NOT NULL THEN ' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid)
                                       ELSE '' END),

@@ -151,14 +151,14 @@ BEGIN
         -- foreign table cannot carry, and what depends on the partition
         -- here (it is dropped once the move is done).
         SELECT string_agg(x, '; ') INTO bad FROM (
-            SELECT format('its unique index %s (PostgreSQL allows no unique index on a table with a foreign partition)',
-                          x.indexrelid::regclass) AS x
+            SELECT format('unique index %s of %s (PostgreSQL allows none on a table with a foreign partition)',
+                          x.indexrelid::regclass, parent) AS x
             FROM pg_index x WHERE x.indrelid = parent AND x.indisunique
             UNION ALL
-            SELECT format('the foreign key %I of %s refers to it', c.conname, c.conrelid::regclass)
+            SELECT format('foreign key %I of %s, which refers to %s', c.conname, c.conrelid::regclass, parent)
             FROM pg_constraint c WHERE c.confrelid = parent AND c.contype = 'f' AND c.conparentid = 0
             UNION ALL
-            SELECT format('its foreign key %I (PostgreSQL enforces none on a foreign table)', c.conname)
+            SELECT format('foreign key %I of %s (PostgreSQL enforces none on a foreign table)', c.conname, c.conrelid::regclass)
             FROM pg_constraint c WHERE c.conrelid IN (parent, partition) AND c.contype = 'f' AND c.conparentid = 0
             UNION ALL
             SELECT format('trigger %I on %s', g.tgname, g.tgrelid::regclass)
