@@ -108,7 +108,8 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_abort.sql \
 	src/sql/placement/partition_placement.sql \
 	src/sql/placement/placement_plan.sql \
-	src/sql/placement/partition_move.sql
+	src/sql/placement/partition_move.sql \
+	src/sql/placement/rebalance.sql
 
 # The scripts the sources make (src/sql/assemble), in SQL_BUILD (gitignored):
 # the full script of the current version, and an update script for each

@@ -467,6 +467,156 @@ partition_move(PG_FUNCTION_ARGS)
 										 PG_GETARG_INT32(4), false));
 }
 
+/*
+ * The move of parent that was interrupted (its partition and server), if
+ * there is one: rebalance finishes it first.
+ */
+static bool
+interrupted_move(FunctionCallInfo fcinfo, Oid parent, Interval *budget, int attempts, Oid *partition, char **server)
+{
+	engine		e;
+	bool		found;
+
+	engine_open(&e, fcinfo, parent, budget, attempts);
+	found = load_state(&e) && !phase_ended(e.phase) && moving(&e);
+	if (found)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		*partition = state_oid(&e, STATE_PARTITION);
+		*server = state_is_null(&e, STATE_SERVER) ? NULL : pstrdup(state_text(&e, STATE_SERVER));
+		MemoryContextSwitchTo(old);
+	}
+	restore_session_settings(&e);
+	SPI_finish();
+	return found;
+}
+
+/* A move of rebalance's plan. */
+typedef struct planned_move
+{
+	Oid			partition;
+	int			bucket;
+	char	   *server;
+} planned_move;
+
+/*
+ * The moves that placement_plan gives for parent and servers (read as the
+ * caller); an error before any move if one of them is not one that
+ * partition_move makes (from a server, or back to this one).
+ */
+static List *
+rebalance_plan(Oid parent, Datum servers)
+{
+	Oid			argtypes[2] = {REGCLASSOID, NAMEARRAYOID};
+	Datum		args[2] = {ObjectIdGetDatum(parent), servers};
+	List	   *moves = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	int			nest_level;
+	char	   *schema;
+
+	SPI_connect();
+	nest_level = safe_search_path_begin();
+	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x"
+					" JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace WHERE x.extname = 'subsetting'",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "extension subsetting is not installed");
+	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (SPI_execute_with_args(psprintf("SELECT p.partition::pg_catalog.oid, p.bucket, p.from_server, p.to_server"
+									   " FROM %s.placement_plan($1, $2) AS p", schema),
+							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not plan the moves of %s", relation_name(parent));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		char	   *from = SPI_getvalue(row, desc, 3);
+		char	   *to = SPI_getvalue(row, desc, 4);
+		Oid			partition = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+		MemoryContext old;
+		planned_move *move;
+
+		if (from != NULL || to == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot rebalance %s: partition %s would move from %s to %s", relation_name(parent),
+							relation_name(partition), from != NULL ? quote_identifier(from) : "this server",
+							to != NULL ? quote_identifier(to) : "this server"),
+					 errdetail("Partitions move from this server to servers; moving one from a server is not supported yet."),
+					 errhint("Name this server (NULL) in servers as long as it holds partitions.")));
+		old = MemoryContextSwitchTo(caller);
+		move = palloc(sizeof(planned_move));
+		move->partition = partition;
+		move->bucket = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+		move->server = pstrdup(to);
+		moves = lappend(moves, move);
+		MemoryContextSwitchTo(old);
+	}
+	safe_search_path_end(nest_level);
+	SPI_finish();
+	return moves;
+}
+
+PG_FUNCTION_INFO_V1(rebalance);
+
+/*
+ * CALL rebalance(parent, servers, moves, cutover_budget, cutover_attempts):
+ * the moves of placement_plan(parent, servers), one after the other, each
+ * a partition_move; an interrupted move of the table finished first, so
+ * that calling it again after an interruption goes on.  Returns the moves
+ * made.
+ */
+Datum
+rebalance(PG_FUNCTION_ARGS)
+{
+	Oid			parent;
+	Interval   *budget;
+	int			attempts;
+	Oid			partition;
+	char	   *server;
+	List	   *moves;
+	ListCell   *cell;
+	int			made = 0;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent, servers, cutover_budget and cutover_attempts must not be null")));
+	parent = PG_GETARG_OID(0);
+	budget = PG_GETARG_INTERVAL_P(3);
+	attempts = PG_GETARG_INT32(4);
+	if (interrupted_move(fcinfo, parent, budget, attempts, &partition, &server))
+	{
+		ereport(NOTICE,
+				(errmsg("rebalance of %s: finishing the interrupted move of %s", relation_name(parent),
+						relation_name(partition))));
+		(void) run(fcinfo, parent, "move", partition, server, budget, attempts, false);
+		made++;
+	}
+	moves = rebalance_plan(parent, PG_GETARG_DATUM(1));
+	foreach(cell, moves)
+	{
+		planned_move *move = lfirst(cell);
+
+		ereport(NOTICE,
+				(errmsg("rebalance of %s: moving %s (bucket %d) to server \"%s\", %d of %d", relation_name(parent),
+						relation_name(move->partition), move->bucket, move->server,
+						foreach_current_index(cell) + 1, list_length(moves))));
+		(void) run(fcinfo, parent, "move", move->partition, move->server, budget, attempts, false);
+		made++;
+	}
+	{
+		TupleDesc	tupdesc;
+		Datum		values[1] = {Int32GetDatum(made)};
+		bool		nulls[1] = {false};
+
+		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+	}
+}
+
 PG_FUNCTION_INFO_V1(reshard_run);
 
 /*

@@ -219,4 +219,41 @@ is(on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'publi
 	($phase eq 'done' ? 'done t' : 'aborted f'), "once server b is back, nothing of the move is left there");
 same_as_mirror('after a server stopped during a move');
 
+# rebalance: 12 partitions here spread over here and servers a and b, 4
+# each, under a reader; cut short in its first move (terminated), then
+# called again: it finishes that move and makes the others.
+on($coordinator,
+	"CREATE TABLE spread (id bigint NOT NULL, v text) PARTITION BY LIST (jumpbackhash(id, 12));
+	 SELECT format('CREATE TABLE spread_%s PARTITION OF spread FOR VALUES IN (%s)', i, i) FROM generate_series(0, 11) AS i \\gexec
+	 INSERT INTO spread SELECT i, md5(i::text) FROM generate_series(1, 12000) AS i");
+my $spread_sum = "SELECT count(*) || ' ' || sum(hashtext(id || v)) FROM spread";
+my $spread_before = on($coordinator, $spread_sum);
+$run++;
+($out, $err) = ('', '');
+$call = IPC::Run::start(
+	[
+		$psql, '-X', '-q', '-d', $connstr,
+		'-c', "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
+		'-c', "CALL rebalance('spread', ARRAY[NULL, 'a', 'b'])"
+	],
+	'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+$seen = on($coordinator, "SELECT cut_at('public.spread', $run, 'copy', 'terminate')");
+$call->finish;
+note "rebalance cut short: " . ($seen =~ /\|\d/ ? "in phase " . (split /\|/, $seen)[0] : 'too late') . '; it said: ' . ($err || '(nothing)');
+($out, $err) = ('', '');
+$coordinator->psql('postgres', "CALL rebalance('spread', ARRAY[NULL, 'a', 'b'])", stdout => \$out, stderr => \$err);
+unlike($err, qr/ERROR/, "rebalance called again goes on");
+my @notices = $err =~ /NOTICE:  rebalance of public.spread: moving/g;
+note "rebalance called again: $out moves; " . scalar(@notices) . " announced";
+is(on($coordinator, "SELECT string_agg(coalesce(server, 'here') || ' ' || n, ', ' ORDER BY server NULLS FIRST)
+	FROM (SELECT server, count(*) AS n FROM partition_placement WHERE \"table\" = 'spread'::regclass GROUP BY server) AS s"),
+	'here 4, a 4, b 4', "rebalance leaves 4 partitions here, 4 on a, 4 on b");
+is(on($coordinator, $spread_sum), $spread_before, "every row of spread is there once");
+is(result_or_error($coordinator, 'postgres', "CALL rebalance('spread', ARRAY[NULL, 'a', 'b'])"), '0',
+	"called once more, rebalance has nothing to move");
+like(result_or_error($coordinator, 'postgres', "CALL rebalance('spread', ARRAY[NULL]::name[])"),
+	qr/cannot rebalance public\.spread: partition public\.spread_\d+ would move from a to this server/,
+	"moving partitions back from the servers is refused before any move");
+is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "nothing of the engine is left after the rebalance");
+
 done_testing();

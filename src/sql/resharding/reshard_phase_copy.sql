@@ -113,8 +113,10 @@ BEGIN
         IF s.operation = 'move' THEN
             EXECUTE format('TRUNCATE %s', target::regclass);
         END IF;
-        EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s = %s',
-                       target::regclass, cols, cols, source::regclass, s.new_bucket_sql, b);
+        -- (moving, every row of the partition: its bound says they are of its bucket)
+        EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s',
+                       target::regclass, cols, cols, source::regclass,
+                       CASE WHEN s.operation = 'move' THEN 'true' ELSE format('%s = %s', s.new_bucket_sql, b) END);
         GET DIAGNOSTICS n = ROW_COUNT;
         IF target <> s.shadows[b + 1] THEN
             EXECUTE format('DROP FOREIGN TABLE %s', target::regclass);
