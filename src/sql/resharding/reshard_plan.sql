@@ -135,7 +135,7 @@ BEGIN
             UNION ALL
             SELECT format('%s has no user mapping for server "%s"', p.relowner::regrole, v.srvname)
             FROM pg_foreign_server v WHERE v.srvname = s.server
-              AND NOT EXISTS (SELECT FROM pg_user_mapping m WHERE m.umserver = v.oid AND m.umuser IN (0, p.relowner))) AS t;
+              AND NOT EXISTS (SELECT FROM pg_user_mappings m WHERE m.srvid = v.oid AND m.umuser IN (0, p.relowner))) AS t;
         IF bad IS NOT NULL THEN
             RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
                 USING ERRCODE = 'invalid_parameter_value',
@@ -146,6 +146,27 @@ BEGIN
                 USING ERRCODE = 'undefined_object',
                       DETAIL = 'partition_move creates the partition''s table on the server through dblink.',
                       HINT = 'A superuser can install it: CREATE EXTENSION dblink.';
+        END IF;
+        -- The server, as the table's owner reaches it (its user mapping): a
+        -- schema of the partition's name in which it may create, and no
+        -- table of the partition's name there yet.
+        EXECUTE format('SELECT x.problem FROM %s.dblink(%L, %L) AS x(problem text)',
+                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                        WHERE x.extname = 'dblink'),
+                       s.server,
+                       format($remote$SELECT CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = %1$L)
+                                                  THEN pg_catalog.format('it has no schema %%I', %1$L)
+                                                  WHEN NOT pg_catalog.has_schema_privilege(%1$L, 'CREATE')
+                                                  THEN pg_catalog.format('%%I may not create tables in schema %%I there', current_user, %1$L)
+                                                  WHEN pg_catalog.to_regclass(pg_catalog.format('%%I.%%I', %1$L, %2$L)) IS NOT NULL
+                                                  THEN pg_catalog.format('a table %%I.%%I exists there', %1$L, %2$L)
+                                             END$remote$,
+                              (SELECT nspname FROM pg_namespace WHERE oid = r.relnamespace), r.relname))
+        INTO bad;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.';
         END IF;
         -- What PostgreSQL does not allow over a foreign partition, what a
         -- foreign table cannot carry, and what depends on the partition

@@ -1,4 +1,4 @@
-# test/t/018_partition_move.pl
+# test/t/019_partition_move.pl
 #	partition_move: partitions of a table sharded by the extension moved,
 #	whole, from the coordinator to two postgres_fdw servers while writers
 #	insert, update and delete through the parent and readers read it; the
