@@ -107,7 +107,9 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_remove_partition.sql \
 	src/sql/resharding/reshard_abort.sql \
 	src/sql/placement/partition_placement.sql \
-	src/sql/placement/placement_plan.sql
+	src/sql/placement/placement_plan.sql \
+	src/sql/placement/partition_move.sql \
+	src/sql/placement/rebalance.sql
 
 # The scripts the sources make (src/sql/assemble), in SQL_BUILD (gitignored):
 # the full script of the current version, and an update script for each
@@ -168,7 +170,8 @@ REGRESS = \
 	install_as_owner \
 	internal_routines \
 	argument_sweep \
-	placement
+	placement \
+	partition_move
 
 # Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
 # make installcheck after the regression tests.

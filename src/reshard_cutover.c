@@ -365,6 +365,45 @@ unit_cutover(engine *e)
 }
 
 /*
+ * One attempt at a move's cutover (partition_move), within the budget:
+ * ACCESS EXCLUSIVE on the parent (a detachment needs it), the moved
+ * partition and the table that takes its place; the last changes; the
+ * checks again; the engine's triggers dropped; the partition detached and
+ * the table attached in its place, with its name, comments and grants
+ * (reshard_phase_cutover).  The work is the same whatever the partition's
+ * size and the table's number of partitions.
+ */
+static bool
+unit_move_cutover(engine *e)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), e->budget_ms);
+	table_owner_context owner;
+	Oid			partition = state_oid(e, STATE_PARTITION);
+	Oid			target = linitial_oid(state_oids(e, STATE_SHADOWS));
+	reshard_grants *grants;
+
+	set_lock_timeout(e->budget_ms);
+	table_owner_enter(e->parent, &owner);
+	lock_relations(list_make3_oid(e->parent, partition, target), AccessExclusiveLock);
+	table_owner_leave(&owner);
+	check_budget(deadline);
+	apply_log(e, PG_INT64_MAX, deadline);
+	check_budget(deadline);
+	run_routine(e, ROUTINE_CHECK_CATALOG, 0, 0, 0);
+	table_owner_enter(e->parent, &owner);
+	stop_triggers(e, partition);
+	stop_triggers(e, target);
+	grants = reshard_grants_of(partition, target);
+	table_owner_leave(&owner);
+	check_budget(deadline);
+	run_routine(e, ROUTINE_PHASE_CUTOVER, 1, PointerGetDatum(construct_empty_array(TEXTOID)), 0);
+	reshard_grants_give(grants);
+	stop_budget();
+	check_budget(deadline);
+	return true;
+}
+
+/*
  * Phase cutover: at most e->attempts attempts, each after a catch-up;
  * between two, the writers waiting for the lock go through.  The attempt
  * that succeeds commits with the state row in phase finish.
@@ -372,7 +411,10 @@ unit_cutover(engine *e)
 bool
 step_cutover(engine *e)
 {
-	prepare_takeover(e);
+	bool		move = moving(e);
+
+	if (!move)
+		prepare_takeover(e);
 	catch_up(e);
 	for (int attempt = 1;; attempt++)
 	{
@@ -384,7 +426,7 @@ step_cutover(engine *e)
 		save_state(e);
 		next_transaction(false);
 		arm_budget(e->budget_ms);
-		error = try_unit(e, unit_cutover, &complete);
+		error = try_unit(e, move ? unit_move_cutover : unit_cutover, &complete);
 		if (disarm_budget() && error != NULL && error->sqlerrcode == ERRCODE_QUERY_CANCELED)
 		{
 			error->sqlerrcode = ERRCODE_RESHARD_OVER_BUDGET;
@@ -406,12 +448,14 @@ step_cutover(engine *e)
 					 errdetail("The last attempt: %s.", error->message),
 					 errhint("%s", out_of_attempts(e, "Fewer or shorter transactions writing to the table, a larger cutover_budget or more cutover_attempts let it through."))));
 		back_off(e->budget_ms);
-		prepare_takeover(e);
+		if (!move)
+			prepare_takeover(e);
 		catch_up(e);
 	}
 	set_phase(e, next_phase(e->phase));
 	save_state(e);
-	claim_new_parent(e);
+	if (!move)
+		claim_new_parent(e);
 	/* a failure now may leave the work done on some shards: the undo sees this flag */
 	e->cutover_committing = true;
 	next_transaction(false);

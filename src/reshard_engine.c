@@ -20,6 +20,7 @@
 #include "access/htup_details.h"
 #include "catalog/partition.h"
 #include "executor/spi.h"
+#include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -185,7 +186,7 @@ copies_unlogged(engine *e)
  * block's), and then the call is refused.
  */
 static bool
-begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
+begin(engine *e, const char *operation, Oid partition, const char *server, bool hide_on_shards)
 {
 	claim(e);
 	if (load_state(e))
@@ -216,7 +217,7 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 			(void) undo(e);
 		}
 		/* Called again after it ended: the same resharding is done already. */
-		if (e->phase == PHASE_DONE && OidIsValid(partition) && same &&
+		if (e->phase == PHASE_DONE && OidIsValid(partition) && same && strcmp(operation, "move") != 0 &&
 			partition_parent(partition) == (strcmp(operation, "add") == 0 ? e->parent : InvalidOid))
 		{
 			ereport(NOTICE,
@@ -234,6 +235,7 @@ begin(engine *e, const char *operation, Oid partition, bool hide_on_shards)
 	refuse_linked_reshardings(e);
 	new_state(e);
 	set_state_oid(e, STATE_PARTITION, partition);
+	set_state_text(e, STATE_SERVER, server);
 	set_state_bool(e, STATE_SHARD_VIEWS, hide_on_shards);
 	run_routine(e, ROUTINE_PLAN, 1, CStringGetTextDatum(operation), 0);
 	refuse_atomic(e);
@@ -321,33 +323,24 @@ run_steps(engine *e)
 }
 
 /*
- * A resharding from the checks to the end, or the continuation of an
- * interrupted one; returns the rows it moved.  An error before the cutover
- * undoes what the call made (the table is as it was); after it, calling
- * again finishes.
+ * A resharding (or a move) from the checks to the end, or the continuation
+ * of an interrupted one; returns the rows it moved.  An error before the
+ * cutover undoes what the call made (the table is as it was); after it,
+ * calling again finishes.
  */
 static int64
-run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budget_arg, int attempts_arg,
-	int shard_views_arg)
+run(FunctionCallInfo fcinfo, Oid parent, const char *operation, Oid partition, const char *server,
+	Interval *budget, int attempts, bool shard_views)
 {
 	engine		e;
 	int64		moved_rows = 0;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(budget_arg) || PG_ARGISNULL(attempts_arg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
-	if (PG_ARGISNULL(shard_views_arg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("shard_views must not be null")));
-	engine_open(&e, fcinfo, PG_GETARG_OID(0), PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg));
+	engine_open(&e, fcinfo, parent, budget, attempts);
 	PG_TRY();
 	{
 		ErrorData  *error;
 
-		if (!begin(&e, operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg),
-				   PG_GETARG_BOOL(shard_views_arg)))
+		if (!begin(&e, operation, partition, server, shard_views))
 			error = NULL;
 		else if ((error = run_steps(&e)) == NULL)
 			moved_rows = state_int64(&e, STATE_ROWS_TO_MOVE);
@@ -375,6 +368,27 @@ run(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budge
 	return moved_rows;
 }
 
+/*
+ * A resharding procedure's call (arguments parent, partition, moved_rows,
+ * cutover_budget, cutover_attempts, shard_views; operation by name for
+ * reshard_engine_run, whose arguments follow it).
+ */
+static int64
+run_resharding(FunctionCallInfo fcinfo, const char *operation, int partition_arg, int budget_arg, int attempts_arg,
+			   int shard_views_arg)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(budget_arg) || PG_ARGISNULL(attempts_arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
+	if (PG_ARGISNULL(shard_views_arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("shard_views must not be null")));
+	return run(fcinfo, PG_GETARG_OID(0), operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg),
+			   NULL, PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg), PG_GETARG_BOOL(shard_views_arg));
+}
+
 /* The procedure's INOUT moved_rows, as its result row. */
 static Datum
 moved_rows_result(FunctionCallInfo fcinfo, int64 moved_rows)
@@ -397,7 +411,7 @@ PG_FUNCTION_INFO_V1(reshard_add_partition);
 Datum
 reshard_add_partition(PG_FUNCTION_ARGS)
 {
-	return moved_rows_result(fcinfo, run(fcinfo, "add", 1, 3, 4, 5));
+	return moved_rows_result(fcinfo, run_resharding(fcinfo, "add", 1, 3, 4, 5));
 }
 
 PG_FUNCTION_INFO_V1(reshard_remove_partition);
@@ -409,7 +423,199 @@ PG_FUNCTION_INFO_V1(reshard_remove_partition);
 Datum
 reshard_remove_partition(PG_FUNCTION_ARGS)
 {
-	return moved_rows_result(fcinfo, run(fcinfo, "remove", 1, 3, 4, 5));
+	return moved_rows_result(fcinfo, run_resharding(fcinfo, "remove", 1, 3, 4, 5));
+}
+
+PG_FUNCTION_INFO_V1(partition_move);
+
+/*
+ * CALL partition_move(partition, server, moved_rows, cutover_budget,
+ * cutover_attempts): the partition, whole, to the foreign server, online
+ * (docs/scaling-out.md).  One already there is left as it is.
+ */
+Datum
+partition_move(PG_FUNCTION_ARGS)
+{
+	Oid			partition;
+	Oid			parent;
+	char	   *server = PG_ARGISNULL(1) ? NULL : NameStr(*PG_GETARG_NAME(1));
+	char	   *current = NULL;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("partition, cutover_budget and cutover_attempts must not be null")));
+	partition = PG_GETARG_OID(0);
+	if (get_rel_relkind(partition) == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", partition)));
+	parent = partition_parent(partition);
+	if (!OidIsValid(parent))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("table %s is not a partition", relation_name(partition)),
+				 errhint("partition_move moves a partition of a table partitioned by the extension.")));
+	if (get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE)
+		current = GetForeignServer(GetForeignTable(partition)->serverid)->servername;
+	if (server != NULL && current != NULL && strcmp(server, current) == 0)
+	{
+		ereport(NOTICE,
+				(errmsg("partition %s is on server \"%s\" already; nothing to do", relation_name(partition), server)));
+		return moved_rows_result(fcinfo, 0);
+	}
+	return moved_rows_result(fcinfo, run(fcinfo, parent, "move", partition, server, PG_GETARG_INTERVAL_P(3),
+										 PG_GETARG_INT32(4), false));
+}
+
+/*
+ * The move of parent that was interrupted (its partition and server), if
+ * there is one: rebalance finishes it first.
+ */
+static bool
+interrupted_move(FunctionCallInfo fcinfo, Oid parent, Interval *budget, int attempts, Oid *partition, char **server)
+{
+	engine		e;
+	bool		found;
+
+	engine_open(&e, fcinfo, parent, budget, attempts);
+	found = load_state(&e) && !phase_ended(e.phase) && moving(&e);
+	if (found)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		*partition = state_oid(&e, STATE_PARTITION);
+		*server = state_is_null(&e, STATE_SERVER) ? NULL : pstrdup(state_text(&e, STATE_SERVER));
+		MemoryContextSwitchTo(old);
+	}
+	restore_session_settings(&e);
+	SPI_finish();
+	return found;
+}
+
+/* A move of rebalance's plan. */
+typedef struct planned_move
+{
+	Oid			partition;
+	int			bucket;
+	char	   *server;
+} planned_move;
+
+/*
+ * The moves that placement_plan gives for parent and servers (read as the
+ * caller); an error before any move if one of them is not one that
+ * partition_move makes (from a server, or back to this one).
+ */
+static List *
+rebalance_plan(Oid parent, Datum servers)
+{
+	Oid			argtypes[2] = {REGCLASSOID, NAMEARRAYOID};
+	Datum		args[2] = {ObjectIdGetDatum(parent), servers};
+	List	   *moves = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	int			nest_level;
+	char	   *schema;
+
+	SPI_connect();
+	nest_level = safe_search_path_begin();
+	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x"
+					" JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace WHERE x.extname = 'subsetting'",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "extension subsetting is not installed");
+	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (SPI_execute_with_args(psprintf("SELECT p.partition::pg_catalog.oid, p.bucket, p.from_server, p.to_server"
+									   " FROM %s.placement_plan($1, $2) AS p", schema),
+							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not plan the moves of %s", relation_name(parent));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		char	   *from = SPI_getvalue(row, desc, 3);
+		char	   *to = SPI_getvalue(row, desc, 4);
+		Oid			partition = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+		MemoryContext old;
+		planned_move *move;
+
+		if (from != NULL || to == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot rebalance %s: partition %s would move from %s to %s", relation_name(parent),
+							relation_name(partition), from != NULL ? quote_identifier(from) : "this server",
+							to != NULL ? quote_identifier(to) : "this server"),
+					 errdetail("Partitions move from this server to servers; moving one from a server is not supported yet."),
+					 errhint("Name this server (NULL) in servers as long as it holds partitions.")));
+		old = MemoryContextSwitchTo(caller);
+		move = palloc(sizeof(planned_move));
+		move->partition = partition;
+		move->bucket = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+		move->server = pstrdup(to);
+		moves = lappend(moves, move);
+		MemoryContextSwitchTo(old);
+	}
+	safe_search_path_end(nest_level);
+	SPI_finish();
+	return moves;
+}
+
+PG_FUNCTION_INFO_V1(rebalance);
+
+/*
+ * CALL rebalance(parent, servers, moves, cutover_budget, cutover_attempts):
+ * the moves of placement_plan(parent, servers), one after the other, each
+ * a partition_move; an interrupted move of the table finished first, so
+ * that calling it again after an interruption goes on.  Returns the moves
+ * made.
+ */
+Datum
+rebalance(PG_FUNCTION_ARGS)
+{
+	Oid			parent;
+	Interval   *budget;
+	int			attempts;
+	Oid			partition;
+	char	   *server;
+	List	   *moves;
+	ListCell   *cell;
+	int			made = 0;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent, servers, cutover_budget and cutover_attempts must not be null")));
+	parent = PG_GETARG_OID(0);
+	budget = PG_GETARG_INTERVAL_P(3);
+	attempts = PG_GETARG_INT32(4);
+	if (interrupted_move(fcinfo, parent, budget, attempts, &partition, &server))
+	{
+		ereport(NOTICE,
+				(errmsg("rebalance of %s: finishing the interrupted move of %s", relation_name(parent),
+						relation_name(partition))));
+		(void) run(fcinfo, parent, "move", partition, server, budget, attempts, false);
+		made++;
+	}
+	moves = rebalance_plan(parent, PG_GETARG_DATUM(1));
+	foreach(cell, moves)
+	{
+		planned_move *move = lfirst(cell);
+
+		ereport(NOTICE,
+				(errmsg("rebalance of %s: moving %s (bucket %d) to server \"%s\", %d of %d", relation_name(parent),
+						relation_name(move->partition), move->bucket, move->server,
+						foreach_current_index(cell) + 1, list_length(moves))));
+		(void) run(fcinfo, parent, "move", move->partition, move->server, budget, attempts, false);
+		made++;
+	}
+	{
+		TupleDesc	tupdesc;
+		Datum		values[1] = {Int32GetDatum(made)};
+		bool		nulls[1] = {false};
+
+		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+	}
 }
 
 PG_FUNCTION_INFO_V1(reshard_run);
@@ -425,7 +631,7 @@ reshard_run(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("operation must not be null")));
-	(void) run(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(1)), 2, 3, 4, 5);
+	(void) run_resharding(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(1)), 2, 3, 4, 5);
 	PG_RETURN_VOID();
 }
 
@@ -441,7 +647,7 @@ reshard_begin(PG_FUNCTION_ARGS)
 	e.budget_ms = 500;
 	PG_TRY();
 	{
-		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2), false);
+		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2), NULL, false);
 	}
 	PG_FINALLY();
 	{

@@ -56,6 +56,7 @@ typedef enum state_column
 	STATE_SHARD_VIEWS,
 	STATE_SHARD_OPTIONS,
 	STATE_HIDDEN_KEYS,
+	STATE_SERVER,
 	STATE_PHASE,
 	STATE_ROWS_TO_MOVE,
 	STATE_ROWS_COPIED,
@@ -204,6 +205,7 @@ extern List *replaced_sources(engine *e, List **filled);
 extern void apply_log(engine *e, int64 max_changes, TimestampTz deadline);
 extern void claim(engine *e);
 extern void unclaim(engine *e);
+extern bool moving(engine *e);
 extern void claim_new_parent(engine *e);
 extern void follow_new_parent(engine *e);
 extern char *relation_name(Oid relation);

@@ -68,6 +68,7 @@ static const struct
 	[STATE_SHARD_VIEWS] = {"shard_views", BOOLOID},
 	[STATE_SHARD_OPTIONS] = {"shard_options", TEXTARRAYOID},
 	[STATE_HIDDEN_KEYS] = {"hidden_keys", OIDARRAYOID},
+	[STATE_SERVER] = {"server", TEXTOID},
 	[STATE_PHASE] = {"phase", TEXTOID},
 	[STATE_ROWS_TO_MOVE] = {"rows_to_move", INT8OID},
 	[STATE_ROWS_COPIED] = {"rows_copied", INT8OID},
@@ -569,7 +570,9 @@ run_routine(engine *e, routine_id routine, int nargs, Datum arg1, Datum arg2)
 /*
  * The old parent and the old local partitions that a table filled
  * replaces (a foreign partition keeps its place), and in *filled (if not
- * NULL) the tables that replace them: the new parent, the shadows.
+ * NULL) the tables that replace them: the new parent, the shadows (not a
+ * partition moved to a server, partition_move: it is replaced by a
+ * foreign table).
  */
 List *
 replaced_sources(engine *e, List **filled)
@@ -591,7 +594,8 @@ replaced_sources(engine *e, List **filled)
 					  TYPALIGN_INT, &shadows, &shadow_nulls, &shadow_count);
 	for (int i = 0; i < Min(source_count, shadow_count); i++)
 		if (!source_nulls[i] && !shadow_nulls[i] && DatumGetObjectId(shadows[i]) != partition &&
-			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE)
+			get_rel_relkind(DatumGetObjectId(sources[i])) != RELKIND_FOREIGN_TABLE &&
+			get_rel_relkind(DatumGetObjectId(shadows[i])) != RELKIND_FOREIGN_TABLE)
 		{
 			old = lappend_oid(old, DatumGetObjectId(sources[i]));
 			if (filled != NULL)
@@ -661,6 +665,13 @@ unclaim(engine *e)
 		LockRelease(&tag, ExclusiveLock, true);
 	}
 	e->claims = NIL;
+}
+
+/* Whether the state row is a move (partition_move): the layout and the parent stay. */
+bool
+moving(engine *e)
+{
+	return strcmp(state_text(e, STATE_OPERATION), "move") == 0;
 }
 
 /*

@@ -26,6 +26,9 @@ LEFT JOIN LATERAL (
     SELECT max(t.option_value) FILTER (WHERE t.option_name = 'schema_name') AS schema_name,
            max(t.option_value) FILTER (WHERE t.option_name = 'table_name') AS table_name
     FROM pg_catalog.pg_options_to_table(ft.ftoptions) AS t) AS o ON ft.ftrelid IS NOT NULL;
+-- (what it shows, everyone may read in the catalog: the DBA and the
+-- application that plan and run moves need not be superusers)
+GRANT SELECT ON partition_placement TO PUBLIC;
 
 COMMENT ON VIEW partition_placement IS
 'every partition of every table partitioned by the extension: its bucket, the foreign server that holds it (NULL: this server) and the table there, its estimated rows and, here, its size in bytes';

@@ -68,7 +68,7 @@ BEGIN
         IF e.op IN ('u', 'd') THEN
             log_row := format('(SELECT (l.old_row).* FROM %s AS l WHERE l.ctid = $1)', s.log::regclass);
             EXECUTE format('SELECT %s, (%s)::text FROM %s AS x', s.new_bucket_sql, s.key, log_row) INTO b, k USING e.ctid;
-            IF b IS DISTINCT FROM old_bucket THEN
+            IF b IS DISTINCT FROM old_bucket OR s.operation = 'move' THEN
                 s.rows_to_move := s.rows_to_move - 1;
             END IF;
             IF b IS DISTINCT FROM own THEN
@@ -101,7 +101,7 @@ BEGIN
                 END IF;
             END IF;
             EXECUTE format('SELECT %s FROM %s AS x', s.new_bucket_sql, log_row) INTO b USING e.ctid;
-            IF b IS DISTINCT FROM old_bucket THEN
+            IF b IS DISTINCT FROM old_bucket OR s.operation = 'move' THEN
                 s.rows_to_move := s.rows_to_move + 1;
             END IF;
             IF b IS DISTINCT FROM own THEN

@@ -20,6 +20,7 @@ DECLARE
     is_foreign boolean;
     target oid;
     key_name text;
+    remote text;   -- moving: the partition's table on the server
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -50,6 +51,38 @@ BEGIN
                               AND x.indcollation[0] = k.attcollation));
                 EXECUTE format('CREATE INDEX %I ON %s ((%s))', key_name, target::regclass, s.key);
             END LOOP;
+            -- Moving a partition to a server: its table there gets the
+            -- indexes of the partition (the catch-up and the cutover find
+            -- rows by the key: one leading with it, if none does).
+            IF s.operation = 'move' THEN
+                SELECT format('%I.%I', n.nspname, c.relname) INTO STRICT remote
+                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition;
+                EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
+                               (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                                WHERE x.extname = 'dblink'),
+                               s.server,
+                               (SELECT string_agg(u.statement || ';', E'\n')
+                                FROM (SELECT format('CREATE INDEX IF NOT EXISTS %I ON %s USING %I (%s)%s%s',
+                                                    i.relname, remote, a.amname,
+                                                    (SELECT string_agg(pg_get_indexdef(x.indexrelid, k, true), ', ' ORDER BY k)
+                                                     FROM generate_series(1, x.indnkeyatts) AS k),
+                                                    CASE WHEN x.indnatts > x.indnkeyatts
+                                                         THEN format(' INCLUDE (%s)',
+                                                                     (SELECT string_agg(pg_get_indexdef(x.indexrelid, k, true), ', ' ORDER BY k)
+                                                                      FROM generate_series(x.indnkeyatts + 1, x.indnatts) AS k))
+                                                         ELSE '' END,
+                                                    CASE WHEN x.indpred IS NOT NULL
+                                                         THEN ' WHERE ' || pg_get_expr(x.indpred, x.indrelid, true) ELSE '' END) AS statement
+                                      FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am a ON a.oid = i.relam
+                                      WHERE x.indrelid = s.partition
+                                      UNION ALL
+                                      SELECT format('CREATE INDEX IF NOT EXISTS %I ON %s ((%s))',
+                                                    (SELECT relname FROM pg_class WHERE oid = s.partition) || '_key_idx', remote, s.key)
+                                      WHERE NOT EXISTS (SELECT FROM pg_index x JOIN pg_attribute k ON k.attrelid = x.indrelid
+                                                                                             AND k.attnum = x.indkey[0]
+                                                        WHERE x.indrelid = s.partition AND x.indpred IS NULL
+                                                          AND quote_ident(k.attname) = s.key)) AS u));
+            END IF;
             RETURN s;
         END IF;
         source := s.sources[s.sources_copied];
@@ -75,14 +108,21 @@ BEGIN
         EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)',
                        (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
         INTO target USING s, s.shadows[b + 1];
-        EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s = %s',
-                       target::regclass, cols, cols, source::regclass, s.new_bucket_sql, b);
+        -- (moving, the copy is the partition's one step: what a step cut
+        -- short after the server committed left there goes first)
+        IF s.operation = 'move' THEN
+            EXECUTE format('TRUNCATE %s', target::regclass);
+        END IF;
+        -- (moving, every row of the partition: its bound says they are of its bucket)
+        EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s',
+                       target::regclass, cols, cols, source::regclass,
+                       CASE WHEN s.operation = 'move' THEN 'true' ELSE format('%s = %s', s.new_bucket_sql, b) END);
         GET DIAGNOSTICS n = ROW_COUNT;
         IF target <> s.shadows[b + 1] THEN
             EXECUTE format('DROP FOREIGN TABLE %s', target::regclass);
         END IF;
         s.rows_copied := s.rows_copied + n;
-        IF b <> s.sources_copied - 1 THEN
+        IF b <> s.sources_copied - 1 OR s.operation = 'move' THEN
             s.rows_to_move := s.rows_to_move + n;
         END IF;
     END LOOP;

@@ -67,6 +67,34 @@ BEGIN
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
     USING s, ARRAY['cutover'];
     SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
+    -- A move (partition_move; the engine applied the log and dropped its
+    -- triggers under the lock, and gives the grants after): the partition
+    -- detached and renamed away (the finish drops it), the foreign table
+    -- on the server's copy given its name and comments and attached in its
+    -- place (a foreign table is attached without a scan); the log and the
+    -- table of its row type dropped.
+    IF s.operation = 'move' THEN
+        target := s.shadows[s.bucket + 1];
+        SELECT relname INTO STRICT name FROM pg_class WHERE oid = s.partition;
+        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', s.parent::regclass, s.partition::regclass);
+        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO statement USING s, 'old', s.partition;
+        EXECUTE format('ALTER TABLE %s RENAME TO %I', s.partition::regclass, statement);
+        EXECUTE format('ALTER FOREIGN TABLE %s RENAME TO %I', target, name);
+        FOR r IN SELECT d.objsubid, d.description, a.attname FROM pg_description d
+                 LEFT JOIN pg_attribute a ON a.attrelid = d.objoid AND a.attnum = d.objsubid
+                 WHERE d.classoid = 'pg_class'::regclass AND d.objoid = s.partition LOOP
+            IF r.objsubid = 0 THEN
+                EXECUTE format('COMMENT ON FOREIGN TABLE %s IS %L', target, r.description);
+            ELSE
+                EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', target, r.attname, r.description);
+            END IF;
+        END LOOP;
+        EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.parent::regclass, target, s.new_bound);
+        EXECUTE format('DROP TABLE %s', s.log::regclass);
+        EXECUTE format('DROP SEQUENCE %s', s.log_sequence::regclass);
+        EXECUTE format('DROP TABLE %s', s.new_parent::regclass);
+        RETURN s;
+    END IF;
     SELECT string_agg('t.' || quote_ident(attname), ', ' ORDER BY attnum),
            string_agg(quote_ident(attname), ', ' ORDER BY attnum) FILTER (WHERE attgenerated = '')
     INTO cols, insert_cols

@@ -31,6 +31,24 @@ BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
     USING s, ARRAY['finish'];
+    -- A move: the partition here dropped (its rows are on the server), and
+    -- the table there given the partition's comment instead of the move's.
+    IF s.operation = 'move' THEN
+        IF EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
+            EXECUTE format('DROP TABLE %s', s.partition::regclass);
+        END IF;
+        EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
+                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                        WHERE x.extname = 'dblink'),
+                       s.server,
+                       format('COMMENT ON TABLE %s IS %L', (SELECT format('%I.%I', o.schema_name, o.table_name)
+                                                             FROM (SELECT max(t.option_value) FILTER (WHERE t.option_name = 'schema_name') AS schema_name,
+                                                                          max(t.option_value) FILTER (WHERE t.option_name = 'table_name') AS table_name
+                                                                   FROM pg_foreign_table f, pg_options_to_table(f.ftoptions) AS t
+                                                                   WHERE f.ftrelid = s.shadows[s.bucket + 1]) AS o),
+                              obj_description(s.shadows[s.bucket + 1], 'pg_class')));
+        RETURN s;
+    END IF;
     IF s.validate IS NOT NULL THEN
         FOREACH statement IN ARRAY s.validate LOOP
             EXECUTE statement;

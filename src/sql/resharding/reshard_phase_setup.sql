@@ -29,6 +29,9 @@ DECLARE
     new_parent_name text;
     log_name text;
     sequence_name text;
+    moved_name name;    -- moving: the partition's name, here and on the server
+    cols text;
+    marker text;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -38,7 +41,80 @@ BEGIN
     name_of := format('SELECT %s.reshard_object_name($1, $2, $3)',
                       (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'));
     s.shadows := array_fill(NULL::oid, ARRAY[s.new_buckets]);
+    -- Moving a partition to a server (partition_move): its table there,
+    -- under its schema and name, with the parent's columns (types,
+    -- collations, NOT NULL), no right for any other role; and here a
+    -- foreign table on it, with the partition's defaults and CHECK
+    -- constraints, which takes the partition's place at the cutover.
+    -- dblink commits the table there at once: it carries a comment that
+    -- only this move can write (reshard_object_name), by which a call cut
+    -- short finds it again, and an undo knows it is its own.
+    IF s.operation = 'move' THEN
+        SELECT relname INTO STRICT moved_name FROM pg_class WHERE oid = s.partition;
+        EXECUTE name_of INTO marker USING s, 'moved', s.partition;
+        marker := 'partition_move ' || marker;
+        SELECT string_agg(format('%I %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                 CASE WHEN a.attcollation <> t.typcollation
+                                      THEN ' COLLATE ' || a.attcollation::regcollation::text ELSE '' END,
+                                 CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END),
+                          ', ' ORDER BY a.attnum)
+        INTO cols FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        WHERE a.attrelid = s.partition AND a.attnum > 0 AND NOT a.attisdropped;
+        EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
+                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                        WHERE x.extname = 'dblink'),
+                       s.server, format($remote$
+            DO $do$
+            DECLARE
+                tbl text := %L;
+                marker text := %L;
+                x record;
+            BEGIN
+                IF pg_catalog.to_regclass(tbl) IS NOT NULL THEN
+                    IF pg_catalog.obj_description(pg_catalog.to_regclass(tbl), 'pg_class') IS DISTINCT FROM marker THEN
+                        RAISE EXCEPTION 'table %% already exists', tbl USING ERRCODE = 'duplicate_table';
+                    END IF;
+                    EXECUTE pg_catalog.format('TRUNCATE %%s', tbl);
+                ELSE
+                    EXECUTE pg_catalog.format('CREATE TABLE %%s (%%s)', tbl, %L);
+                    EXECUTE pg_catalog.format('COMMENT ON TABLE %%s IS %%L', tbl, marker);
+                    FOR x IN SELECT DISTINCT a.grantee FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) AS a
+                             WHERE c.oid = pg_catalog.to_regclass(tbl) AND a.grantee <> c.relowner LOOP
+                        EXECUTE pg_catalog.format('REVOKE ALL ON %%s FROM %%s', tbl,
+                                                  CASE x.grantee WHEN 0 THEN 'PUBLIC'
+                                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(x.grantee)) END);
+                    END LOOP;
+                END IF;
+            END
+            $do$$remote$, format('%I.%I', schema_name, moved_name), marker, cols));
+        EXECUTE name_of INTO shadow USING s, 'shadow', s.partition;
+        -- (NOT NULL constraints named as the partition's, on PostgreSQL 18)
+        SELECT string_agg(format('%I %s%s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                 CASE WHEN a.attcollation <> t.typcollation
+                                      THEN ' COLLATE ' || a.attcollation::regcollation::text ELSE '' END,
+                                 CASE WHEN a.attnotnull
+                                      THEN coalesce(' CONSTRAINT ' || (SELECT quote_ident(c.conname) FROM pg_constraint c
+                                                                       WHERE c.conrelid = a.attrelid AND c.contype = 'n'
+                                                                         AND c.conkey = ARRAY[a.attnum]), '') || ' NOT NULL'
+                                      ELSE '' END,
+                                 CASE WHEN a.attgenerated = 's' THEN format(' GENERATED ALWAYS AS (%s) STORED', pg_get_expr(d.adbin, d.adrelid))
+                                      WHEN d.adbin IS NOT NULL THEN ' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid)
+                                      ELSE '' END),
+                          ', ' ORDER BY a.attnum)
+        INTO cols FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid = s.partition AND a.attnum > 0 AND NOT a.attisdropped;
+        EXECUTE format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                       schema_name, shadow, cols, s.server, schema_name, moved_name);
+        shadow := format('%I.%I', schema_name, shadow);
+        FOR r IN SELECT c.conname, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
+                 WHERE c.conrelid = s.partition AND c.contype = 'c' ORDER BY c.conname LOOP
+            EXECUTE format('ALTER FOREIGN TABLE %s ADD CONSTRAINT %I %s', shadow, r.conname, r.def);
+        END LOOP;
+        s.shadows[s.bucket + 1] := shadow::regclass;
+    END IF;
     FOR b IN 0 .. s.new_buckets - 1 LOOP
+        CONTINUE WHEN s.operation = 'move';
         IF s.operation = 'add' AND b = s.bucket THEN
             target := s.partition;
         ELSE

@@ -38,7 +38,8 @@ BEGIN
     USING s, ARRAY['undo'];
     SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
     IF NOT EXISTS (SELECT FROM pg_class WHERE oid = s.parent AND relkind = 'p')
-       OR EXISTS (SELECT FROM pg_class WHERE oid = s.partition AND relispartition AND s.operation = 'add') THEN
+       OR EXISTS (SELECT FROM pg_class WHERE oid = s.partition AND relispartition AND s.operation = 'add')
+       OR s.operation = 'move' AND NOT EXISTS (SELECT FROM pg_inherits WHERE inhrelid = s.partition) THEN
         RAISE EXCEPTION 'the resharding of % has cut over, it cannot be undone', s.parent_name
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
@@ -80,6 +81,25 @@ BEGIN
                                           WHEN (SELECT relkind FROM pg_class WHERE oid = rel) = 'f' THEN 'FOREIGN TABLE'
                                           ELSE 'TABLE' END, rel::regclass);
     END LOOP;
+    -- A move: the table it made on the server dropped, if it is the one
+    -- that carries its comment (reshard_phase_setup).
+    IF s.operation = 'move' THEN
+        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'moved', s.partition;
+        EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
+                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                        WHERE x.extname = 'dblink'),
+                       s.server, format($remote$
+            DO $do$
+            DECLARE
+                tbl text := %L;
+            BEGIN
+                IF pg_catalog.obj_description(pg_catalog.to_regclass(tbl), 'pg_class') = %L THEN
+                    EXECUTE pg_catalog.format('DROP TABLE %%s', tbl);
+                END IF;
+            END
+            $do$$remote$, (SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition),
+                      'partition_move ' || name));
+    END IF;
     IF s.operation = 'add' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('TRUNCATE %s', s.partition::regclass);
         -- (its CHECK and index found by name among its own)

@@ -26,6 +26,7 @@ DECLARE
     r record;
     b int;
     sources_sql text;
+    filled regclass;   -- the table filled for a bucket, or one to read it in batches
     filled_count bigint;
     filled_sum numeric;
     source_counts bigint[];
@@ -44,8 +45,10 @@ BEGIN
     SELECT string_agg('t.' || quote_ident(attname), ', ' ORDER BY attnum) INTO cols
     FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped;
     -- The old partitions' rows by new bucket, each partition read once.
+    -- (moving, the partition's rows are all of its bucket: its bound says so)
     SELECT string_agg(format('SELECT %s AS b, %s.reshard_row_image_hash(ROW(%s)) AS h FROM ONLY %s AS t%s',
-                             s.new_bucket_sql, ext, cols, u.source::regclass,
+                             CASE WHEN s.operation = 'move' THEN s.bucket::text ELSE s.new_bucket_sql END,
+                             ext, cols, u.source::regclass,
                              CASE WHEN c.relkind = 'f' THEN format(' WHERE (%s) IS DISTINCT FROM %s', s.new_bucket_sql, u.i - 1)
                                   ELSE '' END),
                       ' UNION ALL ')
@@ -78,9 +81,14 @@ BEGIN
     s.rows_verified := 0;
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         CONTINUE WHEN s.shadows[b + 1] IS NULL;
+        -- (a foreign table read in batches of 10,000 rows: reshard_transfer_table)
+        EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)', ext) INTO filled USING s, s.shadows[b + 1];
         EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(ROW(%s))), 0) FROM %s AS t',
-                       ext, cols, s.shadows[b + 1]::regclass)
+                       ext, cols, filled)
         INTO filled_count, filled_sum;
+        IF filled <> s.shadows[b + 1] THEN
+            EXECUTE format('DROP FOREIGN TABLE %s', filled);
+        END IF;
         IF filled_count <> source_counts[b + 1] OR filled_sum <> source_sums[b + 1] THEN
             RAISE EXCEPTION 'the rows of bucket % of % differ from their copies in %', b, s.parent_name, s.shadows[b + 1]::regclass
                 USING ERRCODE = 'data_corrupted',

@@ -9,7 +9,8 @@
 -- expression, partition key and bounds.  Nothing of the table's is run: no
 -- function or operator in the key that is neither built in nor the
 -- extension's, no code of its own on a partition.  s holds the table
--- (parent), the partition named (partition) and shard_views, nothing else.
+-- (parent), the partition named (partition), shard_views and, moving a
+-- partition, the server it goes to (server), nothing else.
 CREATE FUNCTION reshard_plan(s reshard_state, operation text) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -39,7 +40,7 @@ BEGIN
     SELECT n.nspname INTO STRICT ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'subsetting';
     SELECT * INTO STRICT p FROM pg_class WHERE oid = parent;
-    IF operation IS NULL OR operation NOT IN ('add', 'remove') THEN
+    IF operation IS NULL OR operation NOT IN ('add', 'remove', 'move') THEN
         RAISE EXCEPTION 'unknown resharding operation %', coalesce(operation, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -87,6 +88,151 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
     END LOOP;
+
+    -- Moving a partition (partition_move): the layout stays; the partition
+    -- goes, whole, to a foreign server (postgres_fdw), and from here only.
+    -- Refused before anything is made: what a foreign partition cannot
+    -- have, or what would be lost with the partition dropped here.
+    IF operation = 'move' THEN
+        IF partition IS NULL THEN
+            RAISE EXCEPTION 'partition must not be null' USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        b := array_position(parts, partition) - 1;
+        IF b IS NULL THEN
+            RAISE EXCEPTION 'table % is not a partition of %', partition, parent USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        SELECT * INTO r FROM pg_class WHERE oid = partition;
+        IF r.relkind = 'f' THEN
+            RAISE EXCEPTION 'cannot move partition %, it is on server %', partition,
+                            (SELECT v.srvname FROM pg_foreign_table f JOIN pg_foreign_server v ON v.oid = f.ftserver
+                             WHERE f.ftrelid = partition)
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'partition_move moves a partition of this server to a server; moving one from a server is not supported yet.';
+        ELSIF r.relkind <> 'r' THEN
+            RAISE EXCEPTION 'cannot move %, it is not a table', partition USING ERRCODE = 'feature_not_supported';
+        END IF;
+        IF r.relowner <> p.relowner THEN
+            RAISE EXCEPTION 'table % is owned by %, not by %, the owner of %', partition, r.relowner::regrole,
+                            p.relowner::regrole, parent
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = format('ALTER TABLE %s OWNER TO %s, if that is right.', partition, p.relowner::regrole);
+        END IF;
+        IF s.server IS NULL THEN
+            RAISE EXCEPTION 'partition % is on this server already', partition
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Name the foreign server to move it to.';
+        END IF;
+        SELECT string_agg(x, ', ') INTO bad FROM (
+            SELECT format('server "%s" does not exist', s.server) AS x
+            WHERE NOT EXISTS (SELECT FROM pg_foreign_server WHERE srvname = s.server)
+            UNION ALL
+            SELECT format('server "%s" is not a postgres_fdw server', v.srvname)
+            FROM pg_foreign_server v JOIN pg_foreign_data_wrapper w ON w.oid = v.srvfdw
+            WHERE v.srvname = s.server AND w.fdwname <> 'postgres_fdw'
+            UNION ALL
+            SELECT format('%s may not use server "%s" (USAGE)', p.relowner::regrole, v.srvname)
+            FROM pg_foreign_server v WHERE v.srvname = s.server AND NOT has_server_privilege(p.relowner, v.oid, 'USAGE')
+            UNION ALL
+            SELECT format('%s has no user mapping for server "%s"', p.relowner::regrole, v.srvname)
+            FROM pg_foreign_server v WHERE v.srvname = s.server
+              AND NOT EXISTS (SELECT FROM pg_user_mappings m WHERE m.srvid = v.oid AND m.umuser IN (0, p.relowner))) AS t;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'A partition moves to a foreign server of postgres_fdw that the table''s owner may use, with a user mapping: CREATE SERVER, GRANT USAGE ON FOREIGN SERVER, CREATE USER MAPPING.';
+        END IF;
+        IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'dblink') THEN
+            RAISE EXCEPTION 'extension dblink is not installed'
+                USING ERRCODE = 'undefined_object',
+                      DETAIL = 'partition_move creates the partition''s table on the server through dblink.',
+                      HINT = 'A superuser can install it: CREATE EXTENSION dblink.';
+        END IF;
+        -- The server, as the table's owner reaches it (its user mapping): a
+        -- schema of the partition's name in which it may create, and no
+        -- table of the partition's name there yet.
+        EXECUTE format('SELECT x.problem FROM %s.dblink(%L, %L) AS x(problem text)',
+                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                        WHERE x.extname = 'dblink'),
+                       s.server,
+                       format($remote$SELECT CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = %1$L)
+                                                  THEN pg_catalog.format('it has no schema %%I', %1$L)
+                                                  WHEN NOT pg_catalog.has_schema_privilege(%1$L, 'CREATE')
+                                                  THEN pg_catalog.format('%%I may not create tables in schema %%I there', current_user, %1$L)
+                                                  WHEN pg_catalog.to_regclass(pg_catalog.format('%%I.%%I', %1$L, %2$L)) IS NOT NULL
+                                                  THEN pg_catalog.format('a table %%I.%%I exists there', %1$L, %2$L)
+                                             END$remote$,
+                              (SELECT nspname FROM pg_namespace WHERE oid = r.relnamespace), r.relname))
+        INTO bad;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.';
+        END IF;
+        -- What PostgreSQL does not allow over a foreign partition, what a
+        -- foreign table cannot carry, and what depends on the partition
+        -- here (it is dropped once the move is done).
+        SELECT string_agg(x, '; ') INTO bad FROM (
+            SELECT format('unique index %s of %s (PostgreSQL allows none on a table with a foreign partition)',
+                          x.indexrelid::regclass, parent) AS x
+            FROM pg_index x WHERE x.indrelid = parent AND x.indisunique
+            UNION ALL
+            SELECT format('foreign key %I of %s, which refers to %s', c.conname, c.conrelid::regclass, parent)
+            FROM pg_constraint c WHERE c.confrelid = parent AND c.contype = 'f' AND c.conparentid = 0
+            UNION ALL
+            SELECT format('foreign key %I of %s (PostgreSQL enforces none on a foreign table)', c.conname, c.conrelid::regclass)
+            FROM pg_constraint c WHERE c.conrelid IN (parent, partition) AND c.contype = 'f' AND c.conparentid = 0
+            UNION ALL
+            SELECT format('trigger %I on %s', g.tgname, g.tgrelid::regclass)
+            FROM pg_trigger g WHERE g.tgrelid IN (parent, partition) AND NOT g.tgisinternal
+            UNION ALL
+            SELECT format('policy %I on %s', o.polname, o.polrelid::regclass)
+            FROM pg_policy o WHERE o.polrelid IN (parent, partition)
+            UNION ALL
+            SELECT format('row level security on %s', c.oid::regclass)
+            FROM pg_class c WHERE c.oid IN (parent, partition) AND c.relrowsecurity
+            UNION ALL
+            SELECT format('rule %I on %s', w.rulename, w.ev_class::regclass)
+            FROM pg_rewrite w WHERE w.ev_class = partition
+            UNION ALL
+            SELECT format('publication %s (a foreign table is not published)', b2.pubname)
+            FROM pg_publication b2
+            WHERE b2.puballtables
+               OR EXISTS (SELECT FROM pg_publication_rel pr WHERE pr.prpubid = b2.oid AND pr.prrelid IN (parent, partition))
+               OR EXISTS (SELECT FROM pg_publication_namespace pn WHERE pn.pnpubid = b2.oid AND pn.pnnspid = r.relnamespace)
+            UNION ALL
+            SELECT format('statistics object %s', x.stxname) FROM pg_statistic_ext x WHERE x.stxrelid = partition
+            UNION ALL
+            SELECT DISTINCT format('%s depends on it', pg_describe_object(d.classid, d.objid, d.objsubid))
+            FROM pg_depend d
+            WHERE d.deptype = 'n' AND d.refclassid = 'pg_class'::regclass AND d.refobjid = partition
+              AND d.classid NOT IN ('pg_constraint'::regclass, 'pg_attrdef'::regclass)) AS t;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'The partition becomes a foreign table on the server, and the table here is dropped.',
+                      HINT = 'Drop or change these first (docs/scaling-out.md, "What is refused").';
+        END IF;
+        s.parent_name := parent::text;
+        s.operation := operation;
+        s.partition := partition;
+        s.bucket := b;
+        s.method := lay.method;
+        s.key := lay.key;
+        s.old_buckets := n;
+        s.new_buckets := n;
+        EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3, $4)', ext)
+        INTO s.old_bucket_sql USING lay.hash_function, lay.key, n, old_removed;
+        IF lay.method = 'hash_operator_class' THEN
+            s.old_bucket_sql := format('COALESCE(%s, 0)', s.old_bucket_sql);
+        END IF;
+        s.new_bucket_sql := s.old_bucket_sql;
+        s.new_partition_by := pg_get_partkeydef(parent);
+        s.new_bound := pg_get_expr(r.relpartbound, partition);
+        s.sources := array_fill(NULL::oid, ARRAY[n]);
+        s.sources[b + 1] := partition;
+        s.shadows := '{}';
+        RETURN s;
+    END IF;
 
     -- The bucket that comes or goes.  jumpbackanchorhash removes any bucket
     -- (pushed on its removed stack) and adds back the most recently removed

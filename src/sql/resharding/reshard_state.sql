@@ -4,12 +4,14 @@
 -- Written only by the engine (src/reshard_engine.c), as this table's owner,
 -- in the transactions that do the work it records; read through
 -- reshard_progress.  Arrays of tables are indexed by bucket + 1: sources by
--- the old layout's buckets, shadows by the new one's.
+-- the old layout's buckets, shadows by the new one's.  A move (partition_move)
+-- keeps the layout: its sources and shadows hold only the moved partition's
+-- bucket (the partition, and the table that takes its place on server).
 CREATE TABLE reshard_state (
     parent oid PRIMARY KEY,              -- the table, as it was when the call began
     parent_name text NOT NULL,           -- schema-qualified, quoted
-    operation text NOT NULL CHECK (operation IN ('add', 'remove')),
-    partition oid NOT NULL,              -- the new partition, or the removed one
+    operation text NOT NULL CHECK (operation IN ('add', 'remove', 'move')),
+    partition oid NOT NULL,              -- the new partition, the removed one, or the moved one
     bucket int NOT NULL,                 -- its bucket
     method text NOT NULL,
     key text NOT NULL,                   -- the key expression, as sharding_layout writes it
@@ -32,6 +34,7 @@ CREATE TABLE reshard_state (
     shard_views boolean NOT NULL DEFAULT false, -- hide the rows leaving shards (reshard_shard_views)
     shard_options text[],                -- then, by old bucket: each foreign partition's options before
     hidden_keys oid[],                   -- and the foreign table here on the keys hidden on its shard
+    server text,                         -- move: the foreign server the partition goes to (NULL: this server)
     phase text NOT NULL CHECK (phase IN ('setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'done',
                                          'undo', 'aborted')),
     rows_to_move bigint NOT NULL DEFAULT 0,

@@ -34,10 +34,12 @@ COMMENT ON FUNCTION reshard_foreign_columns(regclass, regclass) IS
 -- postgres_fdw sends the rows of an INSERT into a foreign table one
 -- statement each, unless the table's (or its server's) batch_size says
 -- otherwise and the table has no row trigger; the tables the engine fills
--- on shards have its guard.  So the engine writes many rows to a shard
--- through a foreign table of its own: target's server, options and columns
--- (reshard_foreign_columns), batch_size 1000 (postgres_fdw lowers it to
--- what its 65,535 parameters allow), no trigger.  It is made in the
+-- on shards have its guard.  And it fetches rows 100 at a time unless
+-- fetch_size says otherwise.  So the engine writes many rows to a shard,
+-- or reads them, through a foreign table of its own: target's server,
+-- options and columns (reshard_foreign_columns), batch_size 1000
+-- (postgres_fdw lowers it to what its 65,535 parameters allow), fetch_size
+-- 10000, no trigger.  It is made in the
 -- caller's transaction, which drops it before it ends: no other session
 -- ever sees it.  Returns target itself when it is not a foreign table.
 -- (It runs with its caller's rights and gives no others.)
@@ -60,12 +62,12 @@ BEGIN
                            (SELECT string_agg(format('%I %L', o.option_name, o.option_value), ', ')
                             FROM (SELECT t.option_name, t.option_value
                                   FROM pg_options_to_table(f.ftoptions) AS t
-                                  WHERE t.option_name NOT IN ('schema_name', 'table_name', 'batch_size')
+                                  WHERE t.option_name NOT IN ('schema_name', 'table_name', 'batch_size', 'fetch_size')
                                   UNION ALL VALUES ('schema_name', coalesce((SELECT t.option_value FROM pg_options_to_table(f.ftoptions) AS t
                                                                              WHERE t.option_name = 'schema_name'), n.nspname)),
                                                    ('table_name', coalesce((SELECT t.option_value FROM pg_options_to_table(f.ftoptions) AS t
                                                                             WHERE t.option_name = 'table_name'), c.relname)),
-                                                   ('batch_size', '1000')) AS o))
+                                                   ('batch_size', '1000'), ('fetch_size', '10000')) AS o))
              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
              JOIN pg_foreign_table f ON f.ftrelid = c.oid JOIN pg_foreign_server v ON v.oid = f.ftserver
              WHERE c.oid = target);

@@ -1,0 +1,259 @@
+# test/t/019_partition_move.pl
+#	partition_move: partitions of a table sharded by the extension moved,
+#	whole, from the coordinator to two postgres_fdw servers while writers
+#	insert, update and delete through the parent and readers read it; the
+#	call cut short in each phase (cancelled: it undoes itself; terminated:
+#	called again it goes on, or reshard_abort undoes it); a server stopped
+#	during a move.  Each time the table equals a mirror the writers change
+#	in the same statements (EXCEPT ALL both ways), the parent keeps its OID,
+#	and what depends on it (a view, a grant) works.
+#
+# suite: partition move
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
+
+my $ROWS = 20000;
+my $coordinator = new_server('coordinator');
+my %servers = (a => new_server('server_a'), b => new_server('server_b'));
+
+sub on
+{
+	my ($node, $sql) = @_;
+	return $node->safe_psql('postgres', $sql);
+}
+
+$coordinator->safe_psql('postgres', $CUT_AT);
+on($_, 'CREATE EXTENSION subsetting') for values %servers;
+on($coordinator,
+	"CREATE EXTENSION subsetting; CREATE EXTENSION postgres_fdw; CREATE EXTENSION dblink;\n"
+	  . join('',
+		map {
+			sprintf("CREATE SERVER %s FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '%s', port '%d', dbname 'postgres');
+			         CREATE USER MAPPING FOR CURRENT_USER SERVER %s;\n",
+				$_, $servers{$_}->host, $servers{$_}->port, $_)
+		} sort keys %servers)
+	  . "CREATE TABLE items (id bigint NOT NULL, v text DEFAULT 'new', n int NOT NULL DEFAULT 0 CHECK (n >= 0))
+	         PARTITION BY HASH (id jumpbackhash8_int8_ops);
+	     SELECT format('CREATE TABLE items_%s PARTITION OF items FOR VALUES WITH (MODULUS 8, REMAINDER %s)', i, i)
+	     FROM generate_series(0, 7) AS i \\gexec
+	     CREATE INDEX ON items (id);
+	     INSERT INTO items SELECT i, md5(i::text), 0 FROM generate_series(1, $ROWS) AS i;
+	     CREATE TABLE mirror AS SELECT * FROM items;
+	     CREATE SEQUENCE ids START " . ($ROWS + 1) . ";
+	     CREATE VIEW item_count AS SELECT count(*) AS n FROM items;
+	     CREATE ROLE reader;
+	     GRANT SELECT ON items, item_count, items_3 TO reader;
+	     COMMENT ON TABLE items_3 IS 'bucket three'");
+my $parent_oid = on($coordinator, "SELECT 'items'::regclass::oid");
+
+# The writers: each statement changes the table and the mirror alike, or
+# neither; ids from 1 to the last one given, picked once per statement.
+my $pick = "(SELECT 1 + (random() * (SELECT last_value FROM ids))::bigint)";
+my %writers = (
+	insert => "WITH i AS (INSERT INTO items (id, v) VALUES (nextval('ids'), 'inserted') RETURNING *)
+	           INSERT INTO mirror SELECT * FROM i",
+	update => "WITH u AS (UPDATE items SET n = n + 1, v = 'updated' WHERE id = $pick RETURNING *)
+	           UPDATE mirror AS m SET n = u.n, v = u.v FROM u WHERE m.id = u.id",
+	delete => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING id)
+	           DELETE FROM mirror AS m USING d WHERE m.id = d.id",
+	rekey => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING *),
+	                i AS (INSERT INTO items SELECT nextval('ids'), d.v, d.n FROM d RETURNING *),
+	                m AS (DELETE FROM mirror AS m USING d WHERE m.id = d.id)
+	           INSERT INTO mirror SELECT * FROM i",
+	read => "SELECT count(*) FROM items WHERE id = $pick");
+
+my $same = "SELECT (SELECT count(*) FROM (SELECT * FROM items EXCEPT ALL SELECT * FROM mirror) AS x) || ' '
+	|| (SELECT count(*) FROM (SELECT * FROM mirror EXCEPT ALL SELECT * FROM items) AS x)";
+
+# same_as_mirror(WHAT): the table is its mirror; reports the difference.
+sub same_as_mirror
+{
+	my ($what) = @_;
+	my $difference = on($coordinator, $same);
+	is($difference, '0 0', "$what: the table equals its mirror (rows only in the table, only in the mirror)");
+	return;
+}
+
+# placement(): "partition:server" of each partition, in bucket order.
+sub placement
+{
+	return on($coordinator,
+		"SELECT string_agg(partition::text || ':' || coalesce(server, 'here'), ' ' ORDER BY bucket)
+		 FROM partition_placement WHERE \"table\" = 'items'::regclass");
+}
+
+# A move under the writers, done.
+start_writer_loops($coordinator, %writers);
+my $moved = on($coordinator, "CALL partition_move('items_3', 'a')");
+like($moved, qr/^[1-9][0-9]*$/, "items_3 moved to server a under writers ($moved rows)");
+is(placement(), 'items_0:here items_1:here items_2:here items_3:a items_4:here items_5:here items_6:here items_7:here',
+	"partition_placement shows items_3 on server a");
+my $moved_b = on($coordinator, "CALL partition_move('items_5', 'b')");
+like($moved_b, qr/^[1-9][0-9]*$/, "items_5 moved to server b under writers ($moved_b rows)");
+my $moved_6 = on($coordinator, "CALL partition_move('items_6', 'a')");
+like($moved_6, qr/^[1-9][0-9]*$/, "items_6 moved to server a under writers ($moved_6 rows)");
+stop_writer_loops(sub { });
+same_as_mirror('after three moves under writers');
+is(on($coordinator, "SELECT 'items'::regclass::oid"), $parent_oid, "the parent keeps its OID");
+is(on($coordinator, "SELECT n = (SELECT count(*) FROM mirror) FROM item_count"), 't', "the view on the parent counts every row");
+# (a role that reads a foreign partition needs a user mapping of its own)
+on($coordinator, "CREATE USER MAPPING FOR reader SERVER $_ OPTIONS (user 'postgres', password_required 'false')")
+  for sort keys %servers;
+my $key = on($coordinator, "SELECT id FROM items_3 ORDER BY id LIMIT 1");
+is(on($coordinator, "SET ROLE reader; SELECT count(*) FROM items WHERE id = $key"), '1',
+	"a role granted SELECT on the parent reads a moved row through it");
+is(on($coordinator, "SET ROLE reader; SELECT count(*) > 0 FROM items_3"), 't',
+	"the grant on the partition itself is the foreign table's now");
+is(on($coordinator, "SELECT obj_description('items_3'::regclass, 'pg_class') || ' / ' || relkind::text FROM pg_class WHERE oid = 'items_3'::regclass"),
+	'bucket three / f', "items_3 is a foreign table with the partition's comment");
+is(on($servers{a}, "SELECT count(*) FROM items_3 WHERE jumpbackhash(id, 8) <> 3")
+	  . ' ' . on($servers{a}, "SELECT count(*) > 0 FROM items_3"),
+	'0 t', "server a holds bucket 3's rows as public.items_3, only those");
+is(on($servers{a}, "SELECT obj_description('items_3'::regclass, 'pg_class')"), 'bucket three',
+	"the table on server a has the partition's comment");
+is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "nothing of the engine is left here");
+is(on($coordinator, "SELECT count(*) FROM pg_class WHERE relname IN ('items_3', 'items_5', 'items_6') AND relkind = 'r'"),
+	'0', "the moved partitions are no longer here");
+
+# Moves cut short, under the writers: cancelled in a phase (the call undoes
+# itself, and the table made on the server goes too), or terminated (called
+# again, it goes on; or reshard_abort undoes it).  A cut that comes after
+# the call ended changes nothing: the checks hold either way.
+my ($psql, $connstr) = ($coordinator->installed_command('psql'), $coordinator->connstr('postgres'));
+my @cuts = (
+	[ 'cancel', 'capture', '' ], [ 'cancel', 'copy', '' ], [ 'cancel', 'catch up', '' ], [ 'cancel', 'verify', '' ],
+	[ 'cancel', 'cutover', '' ], [ 'terminate', 'copy', 'again' ], [ 'terminate', 'verify', 'abort' ],
+	[ 'terminate', 'cutover', 'again' ], [ 'terminate', 'finish', 'abort' ]);
+start_writer_loops($coordinator, %writers);
+my $run = 0;
+my %inactive;
+for my $cut (@cuts)
+{
+	my ($how, $wanted, $then) = @$cut;
+	$run++;
+	my $partition = on($coordinator,
+		"SELECT partition FROM partition_placement WHERE \"table\" = 'items'::regclass AND server IS NULL
+		 ORDER BY bucket DESC LIMIT 1");
+	my $server = $run % 2 ? 'b' : 'a';
+	my $name = "run $run ($partition to $server, $how in $wanted" . ($then ? ", then $then" : '') . ')';
+	my ($out, $err) = ('', '');
+	my $call = IPC::Run::start(
+		[
+			$psql, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $connstr,
+			'-c', "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
+			'-c', "CALL partition_move('$partition', '$server', cutover_budget => '1 s', cutover_attempts => 20)"
+		],
+		'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	my $seen = on($coordinator, "SELECT cut_at('public.items', $run, '$wanted', '$how')");
+	$call->finish;
+	my ($seen_phase, $pid) = split /\|/, $seen;
+	note "$name: " . ($pid ? "cut in phase $seen_phase" : "too late (phase $seen_phase)") . '; the call said: ' . ($err || '(nothing)');
+	$coordinator->poll_query_until('postgres',
+		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)")
+	  or die "the backend of the call does not end";
+	my $phase = on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'");
+	if ($phase ne 'done' && $phase ne 'aborted')
+	{
+		my $finish = $then eq 'abort' ? "CALL reshard_abort('items')"
+		  : "CALL partition_move('$partition', '$server', cutover_budget => '1 s', cutover_attempts => 20)";
+		my ($o, $e) = ('', '');
+		$coordinator->psql('postgres', $finish, stdout => \$o, stderr => \$e);
+		unlike($e, qr/ERROR|FATAL/, "$name: interrupted in phase $phase, then $finish");
+		inactive_triggers_heard(\%inactive, $e);
+		$phase = on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'");
+	}
+	my $where = on($coordinator, "SELECT coalesce(server, 'here') FROM partition_placement WHERE partition = '$partition'::regclass");
+	my $there = on($servers{$server}, "SELECT to_regclass('public.$partition') IS NOT NULL");
+	if ($phase eq 'done')
+	{
+		is("$where $there", "$server t", "$name: moved, the partition is on server $server");
+	}
+	else
+	{
+		is("$phase $where $there", "aborted here f", "$name: undone, the partition is here, nothing of it on server $server");
+	}
+	inactive_triggers_heard(\%inactive, $err);
+	is((engine_leftovers_but($coordinator, \%inactive))[0], 'none',
+		"$name: nothing of the engine is left (but the inactive triggers an undo warned of)");
+}
+stop_writer_loops(sub { });
+same_as_mirror('after the moves cut short');
+
+# A server stopped during a move to it: the call fails (and cannot drop
+# what it made there: a WARNING); the table stays whole and writable here;
+# once the server is back, reshard_abort undoes the rest.
+my $partition = on($coordinator,
+	"SELECT partition FROM partition_placement WHERE \"table\" = 'items'::regclass AND server IS NULL ORDER BY bucket LIMIT 1");
+$run++;
+my ($out, $err) = ('', '');
+my $call = IPC::Run::start(
+	[
+		$psql, '-X', '-q', '-d', $connstr,
+		'-c', "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
+		'-c', "CALL partition_move('$partition', 'b')"
+	],
+	'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+my $seen = on($coordinator, "SELECT cut_at('public.items', $run, 'catch up', 'gate')");
+$servers{b}->stop('immediate');
+on($coordinator, "SELECT pg_advisory_unlock_all()");
+$call->finish;
+note "a move of $partition to server b, which stopped in phase " . (split /\|/, $seen)[0] . ": the call said: " . ($err || '(nothing)');
+is(on($coordinator, "SELECT coalesce(server, 'here') FROM partition_placement WHERE partition = '$partition'::regclass"),
+	'here', "server b stopped during the move: $partition is still here");
+on($coordinator, "INSERT INTO items (id) VALUES (-1); INSERT INTO mirror (id, v, n) VALUES (-1, 'new', 0)");
+$servers{b}->start;
+my $phase = on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'");
+if ($phase ne 'aborted' && $phase ne 'done')
+{
+	on($coordinator, "CALL reshard_abort('items')");
+}
+is(on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'")
+	  . ' ' . on($servers{b}, "SELECT to_regclass('public.$partition') IS NOT NULL"),
+	($phase eq 'done' ? 'done t' : 'aborted f'), "once server b is back, nothing of the move is left there");
+same_as_mirror('after a server stopped during a move');
+
+# rebalance: 12 partitions here spread over here and servers a and b, 4
+# each, under a reader; cut short in its first move (terminated), then
+# called again: it finishes that move and makes the others.
+on($coordinator,
+	"CREATE TABLE spread (id bigint NOT NULL, v text) PARTITION BY LIST (jumpbackhash(id, 12));
+	 SELECT format('CREATE TABLE spread_%s PARTITION OF spread FOR VALUES IN (%s)', i, i) FROM generate_series(0, 11) AS i \\gexec
+	 INSERT INTO spread SELECT i, md5(i::text) FROM generate_series(1, 12000) AS i");
+my $spread_sum = "SELECT count(*) || ' ' || sum(hashtext(id || v)) FROM spread";
+my $spread_before = on($coordinator, $spread_sum);
+$run++;
+($out, $err) = ('', '');
+$call = IPC::Run::start(
+	[
+		$psql, '-X', '-q', '-d', $connstr,
+		'-c', "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
+		'-c', "CALL rebalance('spread', ARRAY[NULL, 'a', 'b'])"
+	],
+	'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+$seen = on($coordinator, "SELECT cut_at('public.spread', $run, 'copy', 'terminate')");
+$call->finish;
+note "rebalance cut short: " . ($seen =~ /\|\d/ ? "in phase " . (split /\|/, $seen)[0] : 'too late') . '; it said: ' . ($err || '(nothing)');
+($out, $err) = ('', '');
+$coordinator->psql('postgres', "CALL rebalance('spread', ARRAY[NULL, 'a', 'b'])", stdout => \$out, stderr => \$err);
+unlike($err, qr/ERROR/, "rebalance called again goes on");
+my @notices = $err =~ /NOTICE:  rebalance of public.spread: moving/g;
+note "rebalance called again: $out moves; " . scalar(@notices) . " announced";
+is(on($coordinator, "SELECT string_agg(coalesce(server, 'here') || ' ' || n, ', ' ORDER BY server NULLS FIRST)
+	FROM (SELECT server, count(*) AS n FROM partition_placement WHERE \"table\" = 'spread'::regclass GROUP BY server) AS s"),
+	'here 4, a 4, b 4', "rebalance leaves 4 partitions here, 4 on a, 4 on b");
+is(on($coordinator, $spread_sum), $spread_before, "every row of spread is there once");
+is(result_or_error($coordinator, 'postgres', "CALL rebalance('spread', ARRAY[NULL, 'a', 'b'])"), '0',
+	"called once more, rebalance has nothing to move");
+like(result_or_error($coordinator, 'postgres', "CALL rebalance('spread', ARRAY[NULL]::name[])"),
+	qr/cannot rebalance public\.spread: partition public\.spread_\d+ would move from a to this server/,
+	"moving partitions back from the servers is refused before any move");
+is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "nothing of the engine is left after the rebalance");
+
+done_testing();
