@@ -207,7 +207,11 @@ $call->finish;
 note "a move of $partition to server b, which stopped in phase " . (split /\|/, $seen)[0] . ": the call said: " . ($err || '(nothing)');
 is(on($coordinator, "SELECT coalesce(server, 'here') FROM partition_placement WHERE partition = '$partition'::regclass"),
 	'here', "server b stopped during the move: $partition is still here");
-on($coordinator, "INSERT INTO items (id) VALUES (-1); INSERT INTO mirror (id, v, n) VALUES (-1, 'new', 0)");
+# (a row written meanwhile, to that partition: server b is down)
+my $new_id = on($coordinator,
+	"SELECT i FROM generate_series(-1000, -1) AS i
+	 WHERE jumpbackhash(i, 8) = (SELECT bucket FROM partition_placement WHERE partition = '$partition'::regclass) LIMIT 1");
+on($coordinator, "INSERT INTO items (id) VALUES ($new_id); INSERT INTO mirror (id, v, n) VALUES ($new_id, 'new', 0)");
 $servers{b}->start;
 my $phase = on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'");
 if ($phase ne 'aborted' && $phase ne 'done')
@@ -255,5 +259,65 @@ like(result_or_error($coordinator, 'postgres', "CALL rebalance('spread', ARRAY[N
 	qr/cannot rebalance public\.spread: partition public\.spread_\d+ would move from a to this server/,
 	"moving partitions back from the servers is refused before any move");
 is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "nothing of the engine is left after the rebalance");
+
+# A superuser moves a partition of alice's table.  The move runs as alice
+# (her user mapping, her rights, in a security-restricted operation): her
+# function in a generated column (which tries to make her a superuser and
+# swallows the error) is refused first, since the server would compute it;
+# with one of built-in functions, the move is done, the server computes it
+# (the verification compares the values), and alice has gained nothing.
+# She logs in to the servers with her password (dblink and postgres_fdw ask
+# one of a role that is not a superuser).
+for my $node (values %servers)
+{
+	on($node, "CREATE ROLE alice LOGIN PASSWORD 'alice secret'; GRANT CREATE ON SCHEMA public TO alice");
+	my $hba = $node->data_dir . '/pg_hba.conf';
+	my $rules = slurp_file($hba);
+	open(my $fh, '>', $hba) or die "could not write $hba: $!";
+	print $fh "local all alice scram-sha-256\nhost all alice 127.0.0.1/32 scram-sha-256\n$rules";
+	close($fh);
+	$node->reload;
+}
+on($coordinator,
+	"CREATE ROLE alice;
+	 GRANT CREATE ON SCHEMA public TO alice;
+	 GRANT USAGE ON FOREIGN SERVER a, b TO alice;
+	 CREATE USER MAPPING FOR alice SERVER a OPTIONS (user 'alice', password 'alice secret');
+	 CREATE USER MAPPING FOR alice SERVER b OPTIONS (user 'alice', password 'alice secret');
+	 SET ROLE alice;
+	 CREATE FUNCTION climb(v text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS \$\$
+	 BEGIN
+	     BEGIN
+	         EXECUTE 'ALTER ROLE alice SUPERUSER';
+	     EXCEPTION WHEN OTHERS THEN NULL;
+	     END;
+	     RETURN upper(v);
+	 END \$\$;
+	 CREATE TABLE owned (id bigint NOT NULL, v text, shout text GENERATED ALWAYS AS (climb(v)) STORED)
+	     PARTITION BY HASH (id jumpbackhash2_int8_ops);
+	 CREATE TABLE owned_0 PARTITION OF owned FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+	 CREATE TABLE owned_1 PARTITION OF owned FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+	 INSERT INTO owned (id, v) SELECT i, 'v' || i FROM generate_series(1, 2000) AS i;
+	 RESET ROLE");
+like(result_or_error($coordinator, 'postgres', "CALL partition_move('owned_1', 'b')"),
+	qr/generated column shout, computed by function public\.climb\(text\), which the server would have to have/,
+	"a generated column computed by alice's function is refused");
+on($coordinator,
+	"SET ROLE alice;
+	 ALTER TABLE owned DROP COLUMN shout;
+	 ALTER TABLE owned ADD COLUMN shout text GENERATED ALWAYS AS (upper(v) || '!') STORED;
+	 RESET ROLE");
+my $owned_sum = "SELECT count(*) || ' ' || sum(hashtext(id || v || shout)) FROM owned";
+my $owned_before = on($coordinator, $owned_sum);
+is(result_or_error($coordinator, 'postgres', "CALL partition_move('owned_1', 'b')") =~ s/^\d+$/moved/r, 'moved',
+	"a superuser moves a partition of alice's table to server b");
+is(on($coordinator, "SELECT rolsuper FROM pg_roles WHERE rolname = 'alice'"), 'f', "alice is not a superuser after it");
+is(on($servers{b}, "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'public.owned_1'::regclass")
+	  . ' ' . on($coordinator, "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'owned_1'::regclass"),
+	'alice alice', "the table on server b and the foreign table here are alice's");
+is(on($coordinator, "SET ROLE alice; $owned_sum"), $owned_before, "every row of alice's table is there, as she reads it");
+on($coordinator, "SET ROLE alice; INSERT INTO owned (id, v) VALUES (2001, 'late'), (2002, 'later')");
+is(on($coordinator, "SET ROLE alice; SELECT string_agg(shout, ' ' ORDER BY id) FROM owned WHERE id > 2000"), 'LATE! LATER!',
+	"rows written after the move get their generated column, wherever they live");
 
 done_testing();

@@ -53,12 +53,19 @@ BEGIN
         SELECT relname INTO STRICT moved_name FROM pg_class WHERE oid = s.partition;
         EXECUTE name_of INTO marker USING s, 'moved', s.partition;
         marker := 'partition_move ' || marker;
-        SELECT string_agg(format('%I %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+        -- (a stored generated column is computed there: postgres_fdw sends
+        -- it as DEFAULT; the plan refused an expression of functions,
+        -- operators or types that are not built in)
+        SELECT string_agg(format('%I %s%s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
                                  CASE WHEN a.attcollation <> t.typcollation
                                       THEN ' COLLATE ' || a.attcollation::regcollation::text ELSE '' END,
-                                 CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END),
+                                 CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END,
+                                 CASE WHEN a.attgenerated = 's'
+                                      THEN format(' GENERATED ALWAYS AS (%s) STORED', pg_get_expr(d.adbin, d.adrelid))
+                                      ELSE '' END),
                           ', ' ORDER BY a.attnum)
         INTO cols FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
         WHERE a.attrelid = s.partition AND a.attnum > 0 AND NOT a.attisdropped;
         EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace

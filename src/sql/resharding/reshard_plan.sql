@@ -147,27 +147,6 @@ BEGIN
                       DETAIL = 'partition_move creates the partition''s table on the server through dblink.',
                       HINT = 'A superuser can install it: CREATE EXTENSION dblink.';
         END IF;
-        -- The server, as the table's owner reaches it (its user mapping): a
-        -- schema of the partition's name in which it may create, and no
-        -- table of the partition's name there yet.
-        EXECUTE format('SELECT x.problem FROM %s.dblink(%L, %L) AS x(problem text)',
-                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
-                        WHERE x.extname = 'dblink'),
-                       s.server,
-                       format($remote$SELECT CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = %1$L)
-                                                  THEN pg_catalog.format('it has no schema %%I', %1$L)
-                                                  WHEN NOT pg_catalog.has_schema_privilege(%1$L, 'CREATE')
-                                                  THEN pg_catalog.format('%%I may not create tables in schema %%I there', current_user, %1$L)
-                                                  WHEN pg_catalog.to_regclass(pg_catalog.format('%%I.%%I', %1$L, %2$L)) IS NOT NULL
-                                                  THEN pg_catalog.format('a table %%I.%%I exists there', %1$L, %2$L)
-                                             END$remote$,
-                              (SELECT nspname FROM pg_namespace WHERE oid = r.relnamespace), r.relname))
-        INTO bad;
-        IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
-                USING ERRCODE = 'invalid_parameter_value',
-                      DETAIL = 'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.';
-        END IF;
         -- What PostgreSQL does not allow over a foreign partition, what a
         -- foreign table cannot carry, and what depends on the partition
         -- here (it is dropped once the move is done).
@@ -200,6 +179,13 @@ BEGIN
                OR EXISTS (SELECT FROM pg_publication_rel pr WHERE pr.prpubid = b2.oid AND pr.prrelid IN (parent, partition))
                OR EXISTS (SELECT FROM pg_publication_namespace pn WHERE pn.pnpubid = b2.oid AND pn.pnnspid = r.relnamespace)
             UNION ALL
+            SELECT DISTINCT format('generated column %I, computed by %s, which the server would have to have',
+                                   a.attname, pg_describe_object(d.refclassid, d.refobjid, 0))
+            FROM pg_attribute a JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+            JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
+            WHERE a.attrelid = partition AND a.attgenerated <> ''
+              AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_type'::regclass) AND d.refobjid >= 16384
+            UNION ALL
             SELECT format('statistics object %s', x.stxname) FROM pg_statistic_ext x WHERE x.stxrelid = partition
             UNION ALL
             SELECT DISTINCT format('%s depends on it', pg_describe_object(d.classid, d.objid, d.objsubid))
@@ -211,6 +197,27 @@ BEGIN
                 USING ERRCODE = 'feature_not_supported',
                       DETAIL = 'The partition becomes a foreign table on the server, and the table here is dropped.',
                       HINT = 'Drop or change these first (docs/scaling-out.md, "What is refused").';
+        END IF;
+        -- The server, as the table's owner reaches it (its user mapping): a
+        -- schema of the partition's name in which it may create, and no
+        -- table of the partition's name there yet.
+        EXECUTE format('SELECT x.problem FROM %s.dblink(%L, %L) AS x(problem text)',
+                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                        WHERE x.extname = 'dblink'),
+                       s.server,
+                       format($remote$SELECT CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = %1$L)
+                                                  THEN pg_catalog.format('it has no schema %%I', %1$L)
+                                                  WHEN NOT pg_catalog.has_schema_privilege(%1$L, 'CREATE')
+                                                  THEN pg_catalog.format('%%I may not create tables in schema %%I there', current_user, %1$L)
+                                                  WHEN pg_catalog.to_regclass(pg_catalog.format('%%I.%%I', %1$L, %2$L)) IS NOT NULL
+                                                  THEN pg_catalog.format('a table %%I.%%I exists there', %1$L, %2$L)
+                                             END$remote$,
+                              (SELECT nspname FROM pg_namespace WHERE oid = r.relnamespace), r.relname))
+        INTO bad;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.';
         END IF;
         s.parent_name := parent::text;
         s.operation := operation;
