@@ -3,7 +3,8 @@ test/bench/report.py
 	Writes the performance report from the measurements test/run-benchmarks
 	leaves in RESULTS_DIR: meta (key=value lines), figure3.csv, subsets.csv,
 	ring.csv, figure2.txt, sql_overhead.csv, partition_routing.csv, pgbench.csv and (when
-	present) reshard_stall.csv, test/bench/reshard_stall's.  The report is
+	present) reshard_stall.csv, test/bench/reshard_stall's, and
+	partition_move.csv, test/bench/partition_move's.  The report is
 	Markdown: the machine and the commands, the project's performance targets
 	with what was measured, then every table; the plots (made by gnuplot,
 	next to the CSV files) are linked from it.
@@ -72,6 +73,8 @@ class Results:
 			self.figure2 = f.read().split()
 		stall = os.path.join(results, 'reshard_stall.csv')
 		self.stall = read_csv(results, 'reshard_stall.csv') if os.path.exists(stall) else []
+		move = os.path.join(results, 'partition_move.csv')
+		self.move = read_csv(results, 'partition_move.csv') if os.path.exists(move) else []
 
 	def jump_at(self, n):
 		return next(row for row in self.figure3 if int(row['n']) == n)
@@ -281,6 +284,42 @@ def stall_section(r, m):
 				   '---']) + '\n' + ''.join(f'\n{note}\n' for note in notes))
 
 
+def move_section(r, m):
+	"""Moving a partition to a server (test/bench/partition_move), or nothing when it did not run."""
+	if not r.move:
+		return ''
+	cost = []
+	pipes = {row['rows']: float(row['seconds']) for row in r.move if row['case'] == 'cost' and row['method'] == 'pipe'}
+	for row in r.move:
+		if row['case'] != 'cost':
+			continue
+		move = row['method'] == 'move'
+		cost.append((number(row['rows'], 0), '`partition_move`' if move else 'pipe', seconds(row['seconds']),
+					 row['rows_written_per_row'], f"{int(row['peak_extra_bytes']) / 1e6:,.1f} MB",
+					 f"{int(row['partition_bytes']) / 1e6:,.1f} MB",
+					 f"**{ratio(float(row['seconds']) / pipes[row['rows']])}**" if move and row['rows'] in pipes else '',
+					 row['load']))
+	stall = [(row['partitions'], seconds(row['seconds']), f"**{milliseconds(row['longest_write_ms'])}**",
+			  row['failed'], row['load']) for row in r.move if row['case'] == 'stall']
+	return ('\n## Moving a partition to a server\n\n'
+			f"`test/bench/partition_move{m.get('partition_move_arguments', '')}`: a coordinator and a server `a` on "
+			'this machine (Unix sockets), a table of 8 partitions (`HASH (id jumpbackhash8_int8_ops)`, an index on '
+			'`id`) with all its rows in `t_0`, side by side: *pipe*, `COPY (SELECT * FROM t_0) TO STDOUT | COPY c '
+			'FROM STDIN` into a table on `a` with the same columns and index, and `CALL partition_move(\'t_0\', '
+			'\'a\')`, no writer. *Rows written*: `pg_stat_database` inserted + updated + deleted on both servers per '
+			'row moved; *peak extra disk*: both databases\' size, sampled every 0.1 s, over their size before. '
+			'Targets: at most 1.5× the pipe\'s time, 1.1 rows written per row moved, the partition\'s size of extra '
+			'disk ([scaling-out.md](scaling-out.md)).\n\n'
+			+ table(['rows', 'method', 'duration', 'rows written per row moved', 'peak extra disk',
+					 "partition's size", 'move / pipe', 'load'], cost,
+					['---:', '---', '---:', '---:', '---:', '---:', '---:', '---:']) + '\n'
+			+ ('\nThe longest write through the parent during a move (a pgbench writer, 2 clients at 100 '
+			   'transactions/s in all, each updating a row through the parent and inserting one; a partition of '
+			   '10^5 rows, 10^3 in each other one; target: under 0.5 s):\n\n'
+			   + table(['partitions', 'the move', 'longest write', 'failed transactions', 'load'], stall,
+					   ['---:', '---:', '---:', '---:', '---:']) + '\n' if stall else ''))
+
+
 def report(r):
 	m = r.meta
 	parts = [f"""# Performance
@@ -312,6 +351,7 @@ ratios. The machine is shared, so absolute times are indicative only. Benchmarks
 					   ['---', '---', '---', '---:', '---:', '---:']) + '\n' + r.pgbench_noise())
 
 	parts.append(stall_section(r, m))
+	parts.append(move_section(r, m))
 
 	parts.append('\n## Partition routing in one session\n\n'
 				 'What `PARTITION BY HASH (id jumpbackhash16_int8_ops)` costs where PostgreSQL computes a row\'s '
