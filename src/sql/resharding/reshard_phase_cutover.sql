@@ -89,7 +89,7 @@ BEGIN
                 EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', target, r.attname, r.description);
             END IF;
         END LOOP;
-        EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.parent::regclass, target, s.new_bound);
+        EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.parent::regclass, target, format(s.new_bound, s.bucket));
         EXECUTE format('DROP TABLE %s', s.log::regclass);
         EXECUTE format('DROP SEQUENCE %s', s.log_sequence::regclass);
         EXECUTE format('DROP TABLE %s', s.new_parent::regclass);

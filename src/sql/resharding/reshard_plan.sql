@@ -89,6 +89,53 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- Checks of resharding and moving alike.  The table is not a partition itself.
+    IF p.relispartition THEN
+        RAISE EXCEPTION 'cannot reshard %, it is a partition itself', parent USING ERRCODE = 'feature_not_supported';
+    END IF;
+    -- The partition key is evaluated for every row: its functions,
+    -- operators (and their functions) and operator classes must be built
+    -- in, the extension's, or a superuser's.
+    WITH used AS (
+        SELECT d.refclassid AS class, d.refobjid AS object FROM pg_depend d
+        WHERE d.classid = 'pg_class'::regclass AND d.objid = parent
+          AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_opclass'::regclass)
+        UNION
+        SELECT 'pg_proc'::regclass, o.oprcode FROM pg_depend d JOIN pg_operator o ON o.oid = d.refobjid
+        WHERE d.classid = 'pg_class'::regclass AND d.objid = parent AND d.refclassid = 'pg_operator'::regclass)
+    SELECT string_agg(DISTINCT pg_describe_object(u.class, u.object, 0), ', ') INTO bad
+    FROM used u
+    WHERE u.object >= 16384   -- not built in
+      AND NOT EXISTS (SELECT FROM pg_depend e JOIN pg_extension x ON x.oid = e.refobjid AND x.extname = 'subsetting'
+                      WHERE e.classid = u.class AND e.objid = u.object AND e.deptype = 'e')
+      AND NOT EXISTS (SELECT FROM pg_roles o
+                      WHERE o.rolsuper
+                        AND o.oid = CASE u.class WHEN 'pg_proc'::regclass THEN (SELECT proowner FROM pg_proc WHERE oid = u.object)
+                                                 WHEN 'pg_operator'::regclass THEN (SELECT oprowner FROM pg_operator WHERE oid = u.object)
+                                                 ELSE (SELECT opcowner FROM pg_opclass WHERE oid = u.object) END);
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, its partition key uses %', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'The key is evaluated for every row, as the table''s owner: only functions, operators and operator classes that are built in, the extension''s or a superuser''s may appear in it.';
+    END IF;
+    -- The engine's tables (the change log, the shadows) are made in the table's schema, by its owner.
+    IF NOT has_schema_privilege(p.relowner, p.relnamespace, 'CREATE') THEN
+        RAISE EXCEPTION 'cannot reshard %, its owner % cannot create tables in schema %',
+                        parent, p.relowner::regrole, p.relnamespace::regnamespace
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'The engine''s tables are created by the table''s owner, in the same schema.';
+    END IF;
+    -- Rows referenced by a foreign key cannot move out of their partition.
+    SELECT string_agg(format('%s of %s', quote_ident(c.conname), c.conrelid::regclass), ', ') INTO bad
+    FROM pg_constraint c
+    WHERE c.contype = 'f' AND c.conparentid = 0 AND c.confrelid = ANY (parts || partition);
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot reshard %, foreign keys refer to its partitions: %', parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Rows that move would leave the partition the foreign key refers to.',
+                  HINT = 'Drop those foreign keys before resharding.';
+    END IF;
+
     -- Moving a partition (partition_move): the layout stays; the partition
     -- goes, whole, to a foreign server (postgres_fdw), and from here only.
     -- Refused before anything is made: what a foreign partition cannot
@@ -219,354 +266,297 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = 'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.';
         END IF;
-        s.parent_name := parent::text;
-        s.operation := operation;
-        s.partition := partition;
-        s.bucket := b;
-        s.method := lay.method;
-        s.key := lay.key;
-        s.old_buckets := n;
-        s.new_buckets := n;
-        EXECUTE format('SELECT %I.reshard_bucket_sql($1, $2, $3, $4)', ext)
-        INTO s.old_bucket_sql USING lay.hash_function, lay.key, n, old_removed;
-        IF lay.method = 'hash_operator_class' THEN
-            s.old_bucket_sql := format('COALESCE(%s, 0)', s.old_bucket_sql);
-        END IF;
-        s.new_bucket_sql := s.old_bucket_sql;
-        s.new_partition_by := pg_get_partkeydef(parent);
-        s.new_bound := pg_get_expr(r.relpartbound, partition);
-        s.sources := array_fill(NULL::oid, ARRAY[n]);
-        s.sources[b + 1] := partition;
-        s.shadows := '{}';
-        RETURN s;
+        new_n := n;
+        new_removed := old_removed;
     END IF;
 
-    -- The bucket that comes or goes.  jumpbackanchorhash removes any bucket
-    -- (pushed on its removed stack) and adds back the most recently removed
-    -- one (hash4j's rules, in the extension's functions); the jump hashes
-    -- add and remove only the last one.
-    IF partition IS NULL AND operation = 'remove' AND lay.method <> 'jumpbackanchorhash' THEN
-        partition := parts[n];   -- the jump hashes remove the last bucket
-        s.partition := partition;
-    END IF;
-    IF partition IS NULL AND operation = 'add' THEN
-        RAISE EXCEPTION 'new_partition must not be null' USING ERRCODE = 'null_value_not_allowed';
-    ELSIF partition IS NULL THEN
-        RAISE EXCEPTION 'the partition of % to remove must be named', parent
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'jumpbackanchorhash can remove any bucket: CALL reshard_remove_partition(parent, partition).';
-    END IF;
-    IF operation = 'add' THEN
-        IF EXISTS (SELECT FROM pg_inherits WHERE inhrelid = partition) THEN
-            RAISE EXCEPTION 'table % is already a partition', partition USING ERRCODE = 'invalid_parameter_value';
+    -- Resharding (adding or removing a bucket) only.
+    <<resharding_only>>
+    BEGIN
+        EXIT resharding_only WHEN operation = 'move';
+        -- The bucket that comes or goes.  jumpbackanchorhash removes any bucket
+        -- (pushed on its removed stack) and adds back the most recently removed
+        -- one (hash4j's rules, in the extension's functions); the jump hashes
+        -- add and remove only the last one.
+        IF partition IS NULL AND operation = 'remove' AND lay.method <> 'jumpbackanchorhash' THEN
+            partition := parts[n];   -- the jump hashes remove the last bucket
+            s.partition := partition;
         END IF;
-        IF lay.method = 'jumpbackanchorhash' THEN
-            EXECUTE format('SELECT * FROM %I.jumpbackanchorhash_add_bucket($1, $2)', ext)
-            INTO new_n, new_removed, b USING n, old_removed;
+        IF partition IS NULL AND operation = 'add' THEN
+            RAISE EXCEPTION 'new_partition must not be null' USING ERRCODE = 'null_value_not_allowed';
+        ELSIF partition IS NULL THEN
+            RAISE EXCEPTION 'the partition of % to remove must be named', parent
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'jumpbackanchorhash can remove any bucket: CALL reshard_remove_partition(parent, partition).';
+        END IF;
+        IF operation = 'add' THEN
+            IF EXISTS (SELECT FROM pg_inherits WHERE inhrelid = partition) THEN
+                RAISE EXCEPTION 'table % is already a partition', partition USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            IF lay.method = 'jumpbackanchorhash' THEN
+                EXECUTE format('SELECT * FROM %I.jumpbackanchorhash_add_bucket($1, $2)', ext)
+                INTO new_n, new_removed, b USING n, old_removed;
+            ELSE
+                new_n := n + 1;
+                new_removed := '{}';
+                b := n;
+            END IF;
         ELSE
-            new_n := n + 1;
-            new_removed := '{}';
-            b := n;
+            b := array_position(parts, partition) - 1;
+            IF b IS NULL THEN
+                RAISE EXCEPTION 'table % is not a partition of %', partition, parent USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            IF cardinality(array_remove(parts, NULL)) = 1 THEN
+                RAISE EXCEPTION 'cannot remove the only partition of %', parent USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            IF lay.method = 'jumpbackanchorhash' THEN
+                EXECUTE format('SELECT * FROM %I.jumpbackanchorhash_remove_bucket($1, $2, $3)', ext)
+                INTO new_n, new_removed USING n, old_removed, b;
+            ELSIF b <> n - 1 THEN
+                RAISE EXCEPTION 'partition % is not the last bucket''s partition of %', partition, parent
+                    USING ERRCODE = 'invalid_parameter_value',
+                          DETAIL = format('%s removes only the last bucket, %s, held by %s.', lay.method, n - 1, parts[n]);
+            ELSE
+                new_n := n - 1;
+                new_removed := '{}';
+            END IF;
         END IF;
-    ELSE
-        b := array_position(parts, partition) - 1;
-        IF b IS NULL THEN
-            RAISE EXCEPTION 'table % is not a partition of %', partition, parent USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF cardinality(array_remove(parts, NULL)) = 1 THEN
-            RAISE EXCEPTION 'cannot remove the only partition of %', parent USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF lay.method = 'jumpbackanchorhash' THEN
-            EXECUTE format('SELECT * FROM %I.jumpbackanchorhash_remove_bucket($1, $2, $3)', ext)
-            INTO new_n, new_removed USING n, old_removed, b;
-        ELSIF b <> n - 1 THEN
-            RAISE EXCEPTION 'partition % is not the last bucket''s partition of %', partition, parent
-                USING ERRCODE = 'invalid_parameter_value',
-                      DETAIL = format('%s removes only the last bucket, %s, held by %s.', lay.method, n - 1, parts[n]);
-        ELSE
-            new_n := n - 1;
-            new_removed := '{}';
-        END IF;
-    END IF;
 
-    -- The parent: nothing that cannot be carried over to the new parent.
-    IF p.relispartition THEN
-        RAISE EXCEPTION 'cannot reshard %, it is a partition itself', parent USING ERRCODE = 'feature_not_supported';
-    END IF;
-    -- A NOT NULL constraint NOT VALID (PostgreSQL 18): rows may hold NULLs,
-    -- which the new partition, created LIKE the parent, would refuse.
-    SELECT string_agg(quote_ident(c.conname), ', ') INTO bad
-    FROM pg_constraint c WHERE c.conrelid = parent AND c.contype = 'n' AND NOT c.convalidated;
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, its NOT NULL constraint % is not valid', parent, bad
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'Rows may hold NULLs that the partitions of the resharded table would refuse.',
-                  HINT = format('Validate it first: ALTER TABLE %s VALIDATE CONSTRAINT %s.', parent, bad);
-    END IF;
-    IF EXISTS (SELECT FROM pg_depend d JOIN pg_class q ON q.oid = d.objid AND q.relkind = 'S'
-               WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
-                 AND d.refobjid = parent AND d.deptype IN ('a', 'i')) THEN
-        RAISE EXCEPTION 'cannot reshard %, it owns a sequence (serial or identity column)', parent
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Detach the sequence from the table first: ALTER SEQUENCE ... OWNED BY NONE for a serial column; an identity column must be dropped (ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY) and its default given back with a sequence of its own.';
-    END IF;
-    SELECT string_agg(x, ', ') INTO bad FROM (
-        SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = parent AND NOT tgisinternal
-        UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = parent
-        UNION ALL SELECT 'row level security' WHERE p.relrowsecurity
-        UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = parent
-        UNION ALL SELECT format('security label of %s', provider) FROM pg_seclabel
-                  WHERE classoid = 'pg_class'::regclass AND objoid = parent) AS t;
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, it has %', parent, bad
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'The parent is created again; these cannot be carried over.',
-                  HINT = 'Drop them before resharding and create them again after.';
-    END IF;
-    -- Objects that depend on the parent or its row type and would be dropped
-    -- with it: views, rules and policies of other tables, functions with a
-    -- SQL-standard body, columns of its row type...
-    SELECT string_agg(DISTINCT pg_describe_object(d.classid, d.objid, d.objsubid), ', ') INTO bad
-    FROM pg_depend d
-    WHERE d.deptype = 'n'
-      AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = parent)
-           OR (d.refclassid = 'pg_type'::regclass AND d.refobjid = p.reltype))
-      AND NOT (d.classid = 'pg_constraint'::regclass)                     -- own constraints, foreign keys: carried over
-      AND NOT (d.classid = 'pg_attrdef'::regclass)
-      AND NOT (d.classid = 'pg_statistic_ext'::regclass)
-      AND NOT (d.classid = 'pg_publication_rel'::regclass)
-      AND NOT (d.classid = 'pg_class'::regclass AND d.objid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = parent))
-      AND NOT (d.classid = 'pg_type'::regclass AND d.objid IN (SELECT typarray FROM pg_type WHERE oid = p.reltype));
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, other objects depend on it: %', parent, bad
-            USING ERRCODE = 'dependent_objects_still_exist',
-                  DETAIL = 'The parent is created again, with a new OID; they would have to be dropped with the old one.',
-                  HINT = 'Drop them before resharding and create them again after.';
-    END IF;
-    -- The partition key is evaluated for every row: its functions,
-    -- operators (and their functions) and operator classes must be built
-    -- in, the extension's, or a superuser's.
-    WITH used AS (
-        SELECT d.refclassid AS class, d.refobjid AS object FROM pg_depend d
-        WHERE d.classid = 'pg_class'::regclass AND d.objid = parent
-          AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_opclass'::regclass)
-        UNION
-        SELECT 'pg_proc'::regclass, o.oprcode FROM pg_depend d JOIN pg_operator o ON o.oid = d.refobjid
-        WHERE d.classid = 'pg_class'::regclass AND d.objid = parent AND d.refclassid = 'pg_operator'::regclass)
-    SELECT string_agg(DISTINCT pg_describe_object(u.class, u.object, 0), ', ') INTO bad
-    FROM used u
-    WHERE u.object >= 16384   -- not built in
-      AND NOT EXISTS (SELECT FROM pg_depend e JOIN pg_extension x ON x.oid = e.refobjid AND x.extname = 'subsetting'
-                      WHERE e.classid = u.class AND e.objid = u.object AND e.deptype = 'e')
-      AND NOT EXISTS (SELECT FROM pg_roles o
-                      WHERE o.rolsuper
-                        AND o.oid = CASE u.class WHEN 'pg_proc'::regclass THEN (SELECT proowner FROM pg_proc WHERE oid = u.object)
-                                                 WHEN 'pg_operator'::regclass THEN (SELECT oprowner FROM pg_operator WHERE oid = u.object)
-                                                 ELSE (SELECT opcowner FROM pg_opclass WHERE oid = u.object) END);
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, its partition key uses %', parent, bad
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'The key is evaluated for every row, as the table''s owner: only functions, operators and operator classes that are built in, the extension''s or a superuser''s may appear in it.';
-    END IF;
-    -- Foreign keys of other tables to the parent are dropped and created
-    -- again (on a partitioned table, on each of its partitions first),
-    -- publications altered: by the table's owner, who must own them.
-    SELECT string_agg(DISTINCT c.conrelid::regclass::text, ', ') INTO bad
-    FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
-    WHERE c.confrelid = parent AND c.contype = 'f' AND c.conrelid <> parent AND t.relowner <> p.relowner;
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, foreign keys of tables its owner does not own refer to it: %', parent, bad
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'They are dropped and created again by the table''s owner.';
-    END IF;
-    -- Its own foreign keys are added again to the partitions and the new
-    -- parent, by the table's owner: who must still have the right to refer
-    -- to the tables they refer to; and it cannot be created again referring
-    -- to itself.
-    SELECT string_agg(format('%I', c.conname), ', ') INTO bad
-    FROM pg_constraint c WHERE c.conrelid = parent AND c.contype = 'f' AND c.confrelid = parent;
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, its foreign key % refers to the table itself', parent, bad
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Drop it before resharding and create it again after.';
-    END IF;
-    SELECT string_agg(format('%I (%s)', c.conname, c.confrelid::regclass), ', ') INTO bad
-    FROM pg_constraint c
-    WHERE c.conrelid = parent AND c.contype = 'f' AND c.conparentid = 0
-      AND EXISTS (SELECT FROM unnest(c.confkey) AS k(attnum)
-                  WHERE NOT has_column_privilege(p.relowner, c.confrelid, k.attnum, 'REFERENCES'));
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, its owner % may no longer refer to the tables of its foreign keys: %',
-                        parent, p.relowner::regrole, bad
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'The foreign keys are added again by the table''s owner, who needs the REFERENCES privilege.';
-    END IF;
-    IF operation = 'add' AND (SELECT relkind FROM pg_class WHERE oid = partition) = 'f'
-       AND EXISTS (SELECT FROM pg_constraint WHERE conrelid = parent AND contype = 'f') THEN
-        RAISE EXCEPTION 'cannot add foreign table % to %, which has foreign keys', partition, parent
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'PostgreSQL does not enforce foreign keys on foreign tables.';
-    END IF;
-    SELECT string_agg(pb.pubname::text, ', ') INTO bad
-    FROM pg_publication_rel pr JOIN pg_publication pb ON pb.oid = pr.prpubid
-    WHERE pr.prrelid = parent AND pb.pubowner <> p.relowner;
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, it is in publications its owner does not own: %', parent, bad
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'The resharded table is added to them again by the table''s owner.';
-    END IF;
-    SELECT string_agg(format('%s.%I', stxnamespace::regnamespace, stxname), ', ') INTO bad
-    FROM pg_statistic_ext WHERE stxrelid = parent AND stxowner <> p.relowner;
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, its statistics objects % are not its owner''s', parent, bad
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'They are created again on the resharded table by the table''s owner.',
-                  HINT = format('ALTER STATISTICS ... OWNER TO %s, if that is right.', p.relowner::regrole);
-    END IF;
-    IF NOT has_schema_privilege(p.relowner, p.relnamespace, 'CREATE') THEN
-        RAISE EXCEPTION 'cannot reshard %, its owner % cannot create tables in schema %',
-                        parent, p.relowner::regrole, p.relnamespace::regnamespace
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'The new parent is created by the table''s owner, in the same schema.';
-    END IF;
-    -- Rows referenced by a foreign key cannot move out of their partition.
-    SELECT string_agg(format('%s of %s', quote_ident(c.conname), c.conrelid::regclass), ', ') INTO bad
-    FROM pg_constraint c
-    WHERE c.contype = 'f' AND c.conparentid = 0 AND c.confrelid = ANY (parts || partition);
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'cannot reshard %, foreign keys refer to its partitions: %', parent, bad
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'Rows that move would leave the partition the foreign key refers to.',
-                  HINT = 'Drop those foreign keys before resharding.';
-    END IF;
-
-    -- The new partition is given the table's foreign keys at the cutover;
-    -- one of its own would act on the copies while they are made (a
-    -- cascade from the table it refers to would delete a copy the change
-    -- log then deletes again).
-    IF operation = 'add' THEN
-        SELECT string_agg(format('%I', conname), ', ') INTO bad
-        FROM pg_constraint WHERE conrelid = partition AND contype = 'f' AND conparentid = 0;
+        -- The parent: nothing that cannot be carried over to the new parent.
+        -- A NOT NULL constraint NOT VALID (PostgreSQL 18): rows may hold NULLs,
+        -- which the new partition, created LIKE the parent, would refuse.
+        SELECT string_agg(quote_ident(c.conname), ', ') INTO bad
+        FROM pg_constraint c WHERE c.conrelid = parent AND c.contype = 'n' AND NOT c.convalidated;
         IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot reshard % with %, it has foreign keys: %', parent, partition, bad
+            RAISE EXCEPTION 'cannot reshard %, its NOT NULL constraint % is not valid', parent, bad
                 USING ERRCODE = 'feature_not_supported',
-                      DETAIL = format('The resharding gives %s the foreign keys of %s when it attaches it.', partition, parent),
-                      HINT = format('ALTER TABLE %s DROP CONSTRAINT %s.', partition, bad);
+                      DETAIL = 'Rows may hold NULLs that the partitions of the resharded table would refuse.',
+                      HINT = format('Validate it first: ALTER TABLE %s VALIDATE CONSTRAINT %s.', parent, bad);
         END IF;
-    END IF;
-
-    -- The partitions, old and new: tables or foreign tables of the parent's
-    -- owner with the parent's columns, and no code of their own.
-    rels := ARRAY(SELECT DISTINCT x FROM unnest(parts || partition) AS x WHERE x IS NOT NULL);
-    FOR i IN 1 .. cardinality(rels) LOOP
-        SELECT * INTO r FROM pg_class WHERE oid = rels[i];
-        IF r.relkind NOT IN ('r', 'f') THEN
-            RAISE EXCEPTION 'cannot reshard %, % is not a table or foreign table', parent, rels[i]
-                USING ERRCODE = 'feature_not_supported';
-        END IF;
-        IF r.relowner <> p.relowner THEN
-            RAISE EXCEPTION 'table % is owned by %, not by %, the owner of %', rels[i], r.relowner::regrole,
-                            p.relowner::regrole, parent
-                USING ERRCODE = 'insufficient_privilege',
-                      DETAIL = 'Resharding writes to every partition and must not run code of another role.',
-                      HINT = format('ALTER TABLE %s OWNER TO %s, if that is right.', rels[i], p.relowner::regrole);
-        END IF;
-        SELECT string_agg(DISTINCT quote_ident(coalesce(a.attname, pa.attname)), ', ') INTO bad
-        FROM (SELECT * FROM pg_attribute WHERE attrelid = rels[i] AND attnum > 0 AND NOT attisdropped) a
-        FULL JOIN (SELECT * FROM pg_attribute WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped) pa
-             ON pa.attname = a.attname
-        WHERE a.attname IS NULL OR pa.attname IS NULL OR a.atttypid <> pa.atttypid OR a.atttypmod <> pa.atttypmod
-           OR a.attcollation <> pa.attcollation OR a.attgenerated <> pa.attgenerated
-           OR (pa.attnotnull AND NOT a.attnotnull);
-        IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'table % does not have the columns of %: %', rels[i], parent, bad
-                USING ERRCODE = 'datatype_mismatch',
-                      DETAIL = 'A partition has the parent''s columns, with the same names, types, collations and NOT NULL.',
-                      HINT = 'Create it with CREATE TABLE ... (LIKE parent INCLUDING ALL).';
-        END IF;
-        -- PostgreSQL attaches a partition only if it has every CHECK
-        -- constraint of the parent.
-        SELECT string_agg(quote_ident(pc.conname), ', ') INTO bad
-        FROM pg_constraint pc
-        WHERE pc.conrelid = parent AND pc.contype = 'c'
-          AND pg_get_constraintdef(pc.oid) NOT IN
-              (SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c WHERE c.conrelid = rels[i] AND c.contype = 'c');
-        IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'table % lacks the check constraint % of %', rels[i], bad, parent
+        IF EXISTS (SELECT FROM pg_depend d JOIN pg_class q ON q.oid = d.objid AND q.relkind = 'S'
+                   WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+                     AND d.refobjid = parent AND d.deptype IN ('a', 'i')) THEN
+            RAISE EXCEPTION 'cannot reshard %, it owns a sequence (serial or identity column)', parent
                 USING ERRCODE = 'feature_not_supported',
-                      HINT = 'Give the partition exactly the parent''s columns, defaults, constraints and indexes, e.g. CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+                      HINT = 'Detach the sequence from the table first: ALTER SEQUENCE ... OWNED BY NONE for a serial column; an identity column must be dropped (ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY) and its default given back with a sequence of its own.';
         END IF;
         SELECT string_agg(x, ', ') INTO bad FROM (
-            SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = rels[i] AND NOT tgisinternal
-            UNION ALL SELECT format('foreign key %I', conname) FROM pg_constraint
-                      WHERE conrelid = rels[i] AND contype = 'f' AND conparentid = 0 AND rels[i] <> s.partition
-            UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = rels[i]
-            UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = rels[i]
-            UNION ALL SELECT 'row level security' FROM pg_class WHERE oid = rels[i] AND relrowsecurity
-            UNION ALL
-            SELECT format('check constraint %I', c.conname) FROM pg_constraint c
-            WHERE c.conrelid = rels[i] AND c.contype = 'c'
-              AND pg_get_constraintdef(c.oid) NOT IN
-                  (SELECT pg_get_constraintdef(pc.oid) FROM pg_constraint pc WHERE pc.conrelid = parent AND pc.contype = 'c')
-            UNION ALL
-            SELECT format('index %s with an expression or predicate', x.indexrelid::regclass) FROM pg_index x
-            WHERE x.indrelid = rels[i] AND (x.indexprs IS NOT NULL OR x.indpred IS NOT NULL)
-              AND (SELECT string_agg(pg_get_indexdef(x.indexrelid, k, true), ', ' ORDER BY k)
-                   FROM generate_series(1, x.indnatts) AS k) || ' WHERE ' || coalesce(pg_get_expr(x.indpred, x.indrelid, true), '')
-                  NOT IN (SELECT (SELECT string_agg(pg_get_indexdef(px.indexrelid, k, true), ', ' ORDER BY k)
-                                  FROM generate_series(1, px.indnatts) AS k)
-                                 || ' WHERE ' || coalesce(pg_get_expr(px.indpred, px.indrelid, true), '')
-                          FROM pg_index px WHERE px.indrelid = parent)
-            UNION ALL
-            SELECT format('%s of column %I', CASE WHEN a.attgenerated <> '' THEN 'generation expression' ELSE 'default' END,
-                          a.attname)
-            FROM pg_attribute a JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
-            WHERE a.attrelid = rels[i]
-              AND NOT EXISTS (SELECT FROM pg_attribute pa JOIN pg_attrdef pd ON pd.adrelid = pa.attrelid AND pd.adnum = pa.attnum
-                              WHERE pa.attrelid = parent AND pa.attname = a.attname AND pa.attgenerated = a.attgenerated
-                                AND pg_get_expr(pd.adbin, pd.adrelid) = pg_get_expr(ad.adbin, ad.adrelid))) AS t;
+            SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = parent AND NOT tgisinternal
+            UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = parent
+            UNION ALL SELECT 'row level security' WHERE p.relrowsecurity
+            UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = parent
+            UNION ALL SELECT format('security label of %s', provider) FROM pg_seclabel
+                      WHERE classoid = 'pg_class'::regclass AND objoid = parent) AS t;
         IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot reshard % with %, it has % that % does not have', parent, rels[i], bad, parent
+            RAISE EXCEPTION 'cannot reshard %, it has %', parent, bad
                 USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'Rows are written to and deleted from the partitions; code there would run during the move.',
-                      HINT = 'Give the partition exactly the parent''s columns, defaults, constraints and indexes, e.g. CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+                      DETAIL = 'The parent is created again; these cannot be carried over.',
+                      HINT = 'Drop them before resharding and create them again after.';
         END IF;
-    END LOOP;
-    IF operation = 'add' THEN
-        EXECUTE format('SELECT EXISTS (SELECT FROM %s)', partition) INTO STRICT not_empty;
-        IF not_empty THEN
-            RAISE EXCEPTION 'table % is not empty', partition
-                USING ERRCODE = 'invalid_parameter_value',
-                      DETAIL = 'The new partition receives the rows that move to its bucket, and nothing else.';
+        -- Objects that depend on the parent or its row type and would be dropped
+        -- with it: views, rules and policies of other tables, functions with a
+        -- SQL-standard body, columns of its row type...
+        SELECT string_agg(DISTINCT pg_describe_object(d.classid, d.objid, d.objsubid), ', ') INTO bad
+        FROM pg_depend d
+        WHERE d.deptype = 'n'
+          AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = parent)
+               OR (d.refclassid = 'pg_type'::regclass AND d.refobjid = p.reltype))
+          AND NOT (d.classid = 'pg_constraint'::regclass)                     -- own constraints, foreign keys: carried over
+          AND NOT (d.classid = 'pg_attrdef'::regclass)
+          AND NOT (d.classid = 'pg_statistic_ext'::regclass)
+          AND NOT (d.classid = 'pg_publication_rel'::regclass)
+          AND NOT (d.classid = 'pg_class'::regclass AND d.objid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = parent))
+          AND NOT (d.classid = 'pg_type'::regclass AND d.objid IN (SELECT typarray FROM pg_type WHERE oid = p.reltype));
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot reshard %, other objects depend on it: %', parent, bad
+                USING ERRCODE = 'dependent_objects_still_exist',
+                      DETAIL = 'The parent is created again, with a new OID; they would have to be dropped with the old one.',
+                      HINT = 'Drop them before resharding and create them again after.';
         END IF;
-    END IF;
+        -- Foreign keys of other tables to the parent are dropped and created
+        -- again (on a partitioned table, on each of its partitions first),
+        -- publications altered: by the table's owner, who must own them.
+        SELECT string_agg(DISTINCT c.conrelid::regclass::text, ', ') INTO bad
+        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+        WHERE c.confrelid = parent AND c.contype = 'f' AND c.conrelid <> parent AND t.relowner <> p.relowner;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot reshard %, foreign keys of tables its owner does not own refer to it: %', parent, bad
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'They are dropped and created again by the table''s owner.';
+        END IF;
+        -- Its own foreign keys are added again to the partitions and the new
+        -- parent, by the table's owner: who must still have the right to refer
+        -- to the tables they refer to; and it cannot be created again referring
+        -- to itself.
+        SELECT string_agg(format('%I', c.conname), ', ') INTO bad
+        FROM pg_constraint c WHERE c.conrelid = parent AND c.contype = 'f' AND c.confrelid = parent;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot reshard %, its foreign key % refers to the table itself', parent, bad
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Drop it before resharding and create it again after.';
+        END IF;
+        SELECT string_agg(format('%I (%s)', c.conname, c.confrelid::regclass), ', ') INTO bad
+        FROM pg_constraint c
+        WHERE c.conrelid = parent AND c.contype = 'f' AND c.conparentid = 0
+          AND EXISTS (SELECT FROM unnest(c.confkey) AS k(attnum)
+                      WHERE NOT has_column_privilege(p.relowner, c.confrelid, k.attnum, 'REFERENCES'));
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot reshard %, its owner % may no longer refer to the tables of its foreign keys: %',
+                            parent, p.relowner::regrole, bad
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'The foreign keys are added again by the table''s owner, who needs the REFERENCES privilege.';
+        END IF;
+        IF operation = 'add' AND (SELECT relkind FROM pg_class WHERE oid = partition) = 'f'
+           AND EXISTS (SELECT FROM pg_constraint WHERE conrelid = parent AND contype = 'f') THEN
+            RAISE EXCEPTION 'cannot add foreign table % to %, which has foreign keys', partition, parent
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'PostgreSQL does not enforce foreign keys on foreign tables.';
+        END IF;
+        SELECT string_agg(pb.pubname::text, ', ') INTO bad
+        FROM pg_publication_rel pr JOIN pg_publication pb ON pb.oid = pr.prpubid
+        WHERE pr.prrelid = parent AND pb.pubowner <> p.relowner;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot reshard %, it is in publications its owner does not own: %', parent, bad
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'The resharded table is added to them again by the table''s owner.';
+        END IF;
+        SELECT string_agg(format('%s.%I', stxnamespace::regnamespace, stxname), ', ') INTO bad
+        FROM pg_statistic_ext WHERE stxrelid = parent AND stxowner <> p.relowner;
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot reshard %, its statistics objects % are not its owner''s', parent, bad
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'They are created again on the resharded table by the table''s owner.',
+                      HINT = format('ALTER STATISTICS ... OWNER TO %s, if that is right.', p.relowner::regrole);
+        END IF;
 
-    -- shard_views: the rows leaving or entering the foreign partitions are
-    -- hidden by their key on the shards' servers, reached through dblink.
-    IF s.shard_views THEN
-        IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'dblink') THEN
-            RAISE EXCEPTION 'extension dblink is not installed'
-                USING ERRCODE = 'undefined_object',
-                      DETAIL = 'shard_views reaches the shards'' servers through dblink.',
-                      HINT = 'A superuser can install it: CREATE EXTENSION dblink.';
+        -- The new partition is given the table's foreign keys at the cutover;
+        -- one of its own would act on the copies while they are made (a
+        -- cascade from the table it refers to would delete a copy the change
+        -- log then deletes again).
+        IF operation = 'add' THEN
+            SELECT string_agg(format('%I', conname), ', ') INTO bad
+            FROM pg_constraint WHERE conrelid = partition AND contype = 'f' AND conparentid = 0;
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION 'cannot reshard % with %, it has foreign keys: %', parent, partition, bad
+                    USING ERRCODE = 'feature_not_supported',
+                          DETAIL = format('The resharding gives %s the foreign keys of %s when it attaches it.', partition, parent),
+                          HINT = format('ALTER TABLE %s DROP CONSTRAINT %s.', partition, bad);
+            END IF;
         END IF;
-        IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped
-                                                  AND quote_ident(attname) = lay.key) THEN
-            RAISE EXCEPTION 'cannot hide the rows that leave the shards of %: its key % is not a column', parent, lay.key
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'shard_views hides rows on a shard''s server by the value of their key column.';
+
+        -- The partitions, old and new: tables or foreign tables of the parent's
+        -- owner with the parent's columns, and no code of their own.
+        rels := ARRAY(SELECT DISTINCT x FROM unnest(parts || partition) AS x WHERE x IS NOT NULL);
+        FOR i IN 1 .. cardinality(rels) LOOP
+            SELECT * INTO r FROM pg_class WHERE oid = rels[i];
+            IF r.relkind NOT IN ('r', 'f') THEN
+                RAISE EXCEPTION 'cannot reshard %, % is not a table or foreign table', parent, rels[i]
+                    USING ERRCODE = 'feature_not_supported';
+            END IF;
+            IF r.relowner <> p.relowner THEN
+                RAISE EXCEPTION 'table % is owned by %, not by %, the owner of %', rels[i], r.relowner::regrole,
+                                p.relowner::regrole, parent
+                    USING ERRCODE = 'insufficient_privilege',
+                          DETAIL = 'Resharding writes to every partition and must not run code of another role.',
+                          HINT = format('ALTER TABLE %s OWNER TO %s, if that is right.', rels[i], p.relowner::regrole);
+            END IF;
+            SELECT string_agg(DISTINCT quote_ident(coalesce(a.attname, pa.attname)), ', ') INTO bad
+            FROM (SELECT * FROM pg_attribute WHERE attrelid = rels[i] AND attnum > 0 AND NOT attisdropped) a
+            FULL JOIN (SELECT * FROM pg_attribute WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped) pa
+                 ON pa.attname = a.attname
+            WHERE a.attname IS NULL OR pa.attname IS NULL OR a.atttypid <> pa.atttypid OR a.atttypmod <> pa.atttypmod
+               OR a.attcollation <> pa.attcollation OR a.attgenerated <> pa.attgenerated
+               OR (pa.attnotnull AND NOT a.attnotnull);
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION 'table % does not have the columns of %: %', rels[i], parent, bad
+                    USING ERRCODE = 'datatype_mismatch',
+                          DETAIL = 'A partition has the parent''s columns, with the same names, types, collations and NOT NULL.',
+                          HINT = 'Create it with CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+            END IF;
+            -- PostgreSQL attaches a partition only if it has every CHECK
+            -- constraint of the parent.
+            SELECT string_agg(quote_ident(pc.conname), ', ') INTO bad
+            FROM pg_constraint pc
+            WHERE pc.conrelid = parent AND pc.contype = 'c'
+              AND pg_get_constraintdef(pc.oid) NOT IN
+                  (SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c WHERE c.conrelid = rels[i] AND c.contype = 'c');
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION 'table % lacks the check constraint % of %', rels[i], bad, parent
+                    USING ERRCODE = 'feature_not_supported',
+                          HINT = 'Give the partition exactly the parent''s columns, defaults, constraints and indexes, e.g. CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+            END IF;
+            SELECT string_agg(x, ', ') INTO bad FROM (
+                SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = rels[i] AND NOT tgisinternal
+                UNION ALL SELECT format('foreign key %I', conname) FROM pg_constraint
+                          WHERE conrelid = rels[i] AND contype = 'f' AND conparentid = 0 AND rels[i] <> s.partition
+                UNION ALL SELECT format('rule %I', rulename) FROM pg_rewrite WHERE ev_class = rels[i]
+                UNION ALL SELECT format('policy %I', polname) FROM pg_policy WHERE polrelid = rels[i]
+                UNION ALL SELECT 'row level security' FROM pg_class WHERE oid = rels[i] AND relrowsecurity
+                UNION ALL
+                SELECT format('check constraint %I', c.conname) FROM pg_constraint c
+                WHERE c.conrelid = rels[i] AND c.contype = 'c'
+                  AND pg_get_constraintdef(c.oid) NOT IN
+                      (SELECT pg_get_constraintdef(pc.oid) FROM pg_constraint pc WHERE pc.conrelid = parent AND pc.contype = 'c')
+                UNION ALL
+                SELECT format('index %s with an expression or predicate', x.indexrelid::regclass) FROM pg_index x
+                WHERE x.indrelid = rels[i] AND (x.indexprs IS NOT NULL OR x.indpred IS NOT NULL)
+                  AND (SELECT string_agg(pg_get_indexdef(x.indexrelid, k, true), ', ' ORDER BY k)
+                       FROM generate_series(1, x.indnatts) AS k) || ' WHERE ' || coalesce(pg_get_expr(x.indpred, x.indrelid, true), '')
+                      NOT IN (SELECT (SELECT string_agg(pg_get_indexdef(px.indexrelid, k, true), ', ' ORDER BY k)
+                                      FROM generate_series(1, px.indnatts) AS k)
+                                     || ' WHERE ' || coalesce(pg_get_expr(px.indpred, px.indrelid, true), '')
+                              FROM pg_index px WHERE px.indrelid = parent)
+                UNION ALL
+                SELECT format('%s of column %I', CASE WHEN a.attgenerated <> '' THEN 'generation expression' ELSE 'default' END,
+                              a.attname)
+                FROM pg_attribute a JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+                WHERE a.attrelid = rels[i]
+                  AND NOT EXISTS (SELECT FROM pg_attribute pa JOIN pg_attrdef pd ON pd.adrelid = pa.attrelid AND pd.adnum = pa.attnum
+                                  WHERE pa.attrelid = parent AND pa.attname = a.attname AND pa.attgenerated = a.attgenerated
+                                    AND pg_get_expr(pd.adbin, pd.adrelid) = pg_get_expr(ad.adbin, ad.adrelid))) AS t;
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION 'cannot reshard % with %, it has % that % does not have', parent, rels[i], bad, parent
+                    USING ERRCODE = 'feature_not_supported',
+                          DETAIL = 'Rows are written to and deleted from the partitions; code there would run during the move.',
+                          HINT = 'Give the partition exactly the parent''s columns, defaults, constraints and indexes, e.g. CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+            END IF;
+        END LOOP;
+        IF operation = 'add' THEN
+            EXECUTE format('SELECT EXISTS (SELECT FROM %s)', partition) INTO STRICT not_empty;
+            IF not_empty THEN
+                RAISE EXCEPTION 'table % is not empty', partition
+                    USING ERRCODE = 'invalid_parameter_value',
+                          DETAIL = 'The new partition receives the rows that move to its bucket, and nothing else.';
+            END IF;
         END IF;
-        SELECT string_agg(format('%s (server %I)', f.ftrelid::regclass, v.srvname), ', ') INTO bad
-        FROM pg_foreign_table f JOIN pg_foreign_server v ON v.oid = f.ftserver
-        JOIN pg_foreign_data_wrapper w ON w.oid = v.srvfdw
-        WHERE f.ftrelid = ANY (parts) AND w.fdwname <> 'postgres_fdw';
-        IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot hide the rows that leave the shards of %: not postgres_fdw: %', parent, bad
-                USING ERRCODE = 'feature_not_supported';
+
+        -- shard_views: the rows leaving or entering the foreign partitions are
+        -- hidden by their key on the shards' servers, reached through dblink.
+        IF s.shard_views THEN
+            IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'dblink') THEN
+                RAISE EXCEPTION 'extension dblink is not installed'
+                    USING ERRCODE = 'undefined_object',
+                          DETAIL = 'shard_views reaches the shards'' servers through dblink.',
+                          HINT = 'A superuser can install it: CREATE EXTENSION dblink.';
+            END IF;
+            IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped
+                                                      AND quote_ident(attname) = lay.key) THEN
+                RAISE EXCEPTION 'cannot hide the rows that leave the shards of %: its key % is not a column', parent, lay.key
+                    USING ERRCODE = 'feature_not_supported',
+                          DETAIL = 'shard_views hides rows on a shard''s server by the value of their key column.';
+            END IF;
+            SELECT string_agg(format('%s (server %I)', f.ftrelid::regclass, v.srvname), ', ') INTO bad
+            FROM pg_foreign_table f JOIN pg_foreign_server v ON v.oid = f.ftserver
+            JOIN pg_foreign_data_wrapper w ON w.oid = v.srvfdw
+            WHERE f.ftrelid = ANY (parts) AND w.fdwname <> 'postgres_fdw';
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION 'cannot hide the rows that leave the shards of %: not postgres_fdw: %', parent, bad
+                    USING ERRCODE = 'feature_not_supported';
+            END IF;
+            s.shard_options := ARRAY(SELECT (SELECT coalesce(f.ftoptions, '{}')::text FROM pg_foreign_table f WHERE f.ftrelid = u.x)
+                                     FROM unnest(parts) WITH ORDINALITY AS u(x, i) ORDER BY u.i);
         END IF;
-        s.shard_options := ARRAY(SELECT (SELECT coalesce(f.ftoptions, '{}')::text FROM pg_foreign_table f WHERE f.ftrelid = u.x)
-                                 FROM unnest(parts) WITH ORDINALITY AS u(x, i) ORDER BY u.i);
-    END IF;
+    END resharding_only;
 
     -- The state row: the layouts.
     s.parent := parent;
@@ -601,6 +591,11 @@ BEGIN
         s.new_bound := 'FOR VALUES IN (%s)';
     END IF;
     s.sources := parts::oid[];
+    IF operation = 'move' THEN
+        -- (the moved partition's bucket only: nothing else is copied)
+        s.sources := array_fill(NULL::oid, ARRAY[n]);
+        s.sources[b + 1] := partition;
+    END IF;
     s.shadows := '{}';
     RETURN s;
 END
