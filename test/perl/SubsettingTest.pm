@@ -20,7 +20,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
-  inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT);
+  inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -32,6 +32,22 @@ sub new_server
 	$node->append_conf('postgresql.conf', $configuration) if defined $configuration;
 	$node->start;
 	return $node;
+}
+
+# password_logins(NODE, ROLES): the roles of ROLES (a comma-separated list)
+# log in to NODE with their passwords (scram-sha-256), the others as
+# before: dblink and postgres_fdw ask a password of a role that is not a
+# superuser.
+sub password_logins
+{
+	my ($node, $roles) = @_;
+	my $hba = $node->data_dir . '/pg_hba.conf';
+	my $rules = slurp_file($hba);
+	open(my $fh, '>', $hba) or die "could not write $hba: $!";
+	print $fh "local all $roles scram-sha-256\nhost all $roles 127.0.0.1/32 scram-sha-256\n$rules";
+	close($fh);
+	$node->reload;
+	return;
 }
 
 # shard_table(COORDINATOR, SHARDS, TABLE, COLUMNS, BUCKETS): TABLE sharded

@@ -89,13 +89,7 @@ for my $node (@servers)
 {
 	on($node, "CREATE ROLE alice LOGIN PASSWORD 'alice secret'; CREATE ROLE bob LOGIN PASSWORD 'bob secret';
 	           CREATE ROLE spy");
-	# alice and bob log in with their passwords; the rest as before
-	my $hba = $node->data_dir . '/pg_hba.conf';
-	my $rules = slurp_file($hba);
-	open(my $fh, '>', $hba) or die "could not write $hba: $!";
-	print $fh "local all alice,bob scram-sha-256\nhost all alice,bob 127.0.0.1/32 scram-sha-256\n$rules";
-	close($fh);
-	$node->reload;
+	password_logins($node, 'alice,bob');
 }
 for my $s (0 .. 3)
 {

@@ -271,12 +271,7 @@ is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "nothing of the engine is left a
 for my $node (values %servers)
 {
 	on($node, "CREATE ROLE alice LOGIN PASSWORD 'alice secret'; GRANT CREATE ON SCHEMA public TO alice");
-	my $hba = $node->data_dir . '/pg_hba.conf';
-	my $rules = slurp_file($hba);
-	open(my $fh, '>', $hba) or die "could not write $hba: $!";
-	print $fh "local all alice scram-sha-256\nhost all alice 127.0.0.1/32 scram-sha-256\n$rules";
-	close($fh);
-	$node->reload;
+	password_logins($node, 'alice');
 }
 on($coordinator,
 	"CREATE ROLE alice;
