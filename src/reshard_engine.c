@@ -192,7 +192,8 @@ begin(engine *e, const char *operation, Oid partition, const char *server, bool 
 	if (load_state(e))
 	{
 		bool		same = strcmp(state_text(e, STATE_OPERATION), operation) == 0 &&
-			(!OidIsValid(partition) || state_oid(e, STATE_PARTITION) == partition);
+			(!OidIsValid(partition) || state_oid(e, STATE_PARTITION) == partition) &&
+			(server == NULL || (!state_is_null(e, STATE_SERVER) && strcmp(state_text(e, STATE_SERVER), server) == 0));
 
 		if (!phase_ended(e->phase))
 		{

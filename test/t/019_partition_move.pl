@@ -161,6 +161,10 @@ for my $cut (@cuts)
 	my $phase = on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'");
 	if ($phase ne 'done' && $phase ne 'aborted')
 	{
+		my $elsewhere = $server eq 'a' ? 'b' : 'a';
+		like(result_or_error($coordinator, 'postgres', "CALL partition_move('$partition', '$elsewhere')"),
+			qr/an interrupted resharding of public\.items is in phase/,
+			"$name: interrupted, a move of the partition to another server is refused");
 		my $finish = $then eq 'abort' ? "CALL reshard_abort('items')"
 		  : "CALL partition_move('$partition', '$server', cutover_budget => '1 s', cutover_attempts => 20)";
 		my ($o, $e) = ('', '');
