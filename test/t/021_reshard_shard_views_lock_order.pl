@@ -1,4 +1,4 @@
-# test/t/019_reshard_shard_views_lock_order.pl
+# test/t/021_reshard_shard_views_lock_order.pl
 #	With shard_views, the capture points the old foreign partitions at
 #	their shards' views under ACCESS EXCLUSIVE: it must not deadlock with
 #	a writer through the parent that read a foreign partition and writes
