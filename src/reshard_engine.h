@@ -229,6 +229,7 @@ extern int	stop_triggers(engine *e, Oid relation);
 /* reshard_shards.c: foreign partitions */
 extern List *foreign_tables(List *relations);
 extern List *shard_view_sources(engine *e);
+extern void shard_views_lock_parent(engine *e);
 extern void snapshot_foreign_partitions(engine *e, List *partitions);
 extern void shard_views(engine *e, const char *action);
 extern void arm_shards(engine *e);

@@ -134,8 +134,28 @@ unit_clean_shards(engine *e)
 }
 
 /*
+ * With shard_views, before the foreign partitions are locked ACCESS
+ * EXCLUSIVE (their options changed): ACCESS EXCLUSIVE on the parent, each
+ * wait at most lock_timeout.  A writer through the parent may have read a
+ * foreign partition (ACCESS SHARE on the parent, then on it) and write
+ * next (ROW EXCLUSIVE on the parent): a SHARE ROW EXCLUSIVE on the parent
+ * would let it read and then keep it from writing while this waits for its
+ * read's lock on the partition, a deadlock (one failed attempt each time,
+ * so that steady readers and writers used up every attempt).  ACCESS
+ * EXCLUSIVE waits for it instead, and its write goes ahead of the wait
+ * (the lock manager lets a holder's request pass a waiter it conflicts
+ * with).  Reads of the table wait as long (milliseconds).
+ */
+void
+shard_views_lock_parent(engine *e)
+{
+	if (shard_view_sources(e) != NIL)
+		LockRelationOid(e->parent, AccessExclusiveLock);
+}
+
+/*
  * Then the shards' triggers dropped, and the foreign partitions (ACCESS
- * EXCLUSIVE, after SHARE ROW EXCLUSIVE on the table: writers lock it
+ * EXCLUSIVE, after ACCESS EXCLUSIVE on the table: writers lock it
  * first; each waited for at most the budget) pointed back at their tables.
  */
 static bool
@@ -145,6 +165,7 @@ unit_restore_shards(engine *e)
 
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
+	shard_views_lock_parent(e);
 	lock_relations(list_make1_oid(e->parent), ShareRowExclusiveLock);
 	lock_relations(shard_view_sources(e), AccessExclusiveLock);
 	table_owner_leave(&owner);

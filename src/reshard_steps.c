@@ -63,7 +63,9 @@ step_setup(engine *e)
  * EXCLUSIVE on the parent, then on each, as a writer through the parent
  * locks them: no deadlock with one; each waited for at most the budget).
  * Triggers an undone resharding left are dropped first (ACCESS EXCLUSIVE).
- * With shard_views, the foreign partitions pointed at their shards' views.
+ * With shard_views, the foreign partitions pointed at their shards' views,
+ * under ACCESS EXCLUSIVE, and so the parent's lock is ACCESS EXCLUSIVE too
+ * (shard_views_lock_parent).
  */
 bool
 step_capture(engine *e)
@@ -77,6 +79,7 @@ step_capture(engine *e)
 
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
+	shard_views_lock_parent(e);
 	lock_relations(lcons_oid(e->parent, list_copy(sources)), ShareRowExclusiveLock);
 	foreach(cell, sources)
 	{
@@ -340,6 +343,8 @@ step_undo(engine *e)
 	 * With shard_views, the foreign partitions pointed at the shards' views
 	 * are pointed back (ACCESS EXCLUSIVE).
 	 */
+	if (views)
+		shard_views_lock_parent(e);
 	if (e->cutover_committing || views)
 		lock_relations(lcons_oid(e->parent, list_copy(sources)), ShareRowExclusiveLock);
 	if (views)

@@ -27,10 +27,11 @@
 -- their keys (one statement per shard, sent whole to its server when the
 -- key is a column), and must be exactly the copies made of them (count and
 -- sum of row-image hashes: else a direct write on that server changed them,
--- an error); the rows that move into one are poured into it from its
--- incoming table (with shard_views, the rows that leave a shard are not
--- deleted: the engine points its foreign partition at a view on the shard
--- that leaves them out, reshard_shard_views).  A foreign partition removed must hold exactly the rows
+-- an error; the copies in a foreign new partition are read once for all
+-- shards); the rows that move into one are poured into it from its
+-- incoming table, in batches (reshard_transfer_table).  With shard_views, the rows that
+-- leave a shard are not deleted: the engine points its foreign partition
+-- at a view on the shard that leaves them out (reshard_shard_views).  A foreign partition removed must hold exactly the rows
 -- copied from it (count, and row-image hashes of the copies found by key).  That work grows with the rows moved to and from shards,
 -- not with the table.
 CREATE FUNCTION reshard_phase_cutover(s reshard_state, takeover text[]) RETURNS reshard_state
@@ -62,6 +63,7 @@ DECLARE
     deleted_sum numeric;
     copied_count bigint;
     copied_sum numeric;
+    moving jsonb;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -132,6 +134,19 @@ BEGIN
         END IF;
     END IF;
     -- The foreign partitions: rows that moved out deleted, rows that moved in poured in.
+    -- Adding: the copies in the new partition read once, grouped by the
+    -- bucket they leave (their keys, count and sum of row-image hashes),
+    -- not once per shard and again for the keys (a foreign new partition
+    -- sends all its rows each time: its reads were most of the lock's time).
+    IF s.operation = 'add' AND EXISTS (SELECT FROM unnest(s.sources) WITH ORDINALITY AS u(src, i) JOIN pg_class c ON c.oid = u.src
+                                       WHERE c.relkind = 'f' AND s.hidden_keys[u.i] IS NULL) THEN
+        EXECUTE format('SELECT jsonb_object_agg(g.b, jsonb_build_array(g.k, g.kt, g.n, g.h::text))
+                        FROM (SELECT (%4$s) AS b, array_agg((%2$s))::text AS k, pg_typeof(array_agg((%2$s)))::text AS kt,
+                                     count(*) AS n, coalesce(sum(%1$s.reshard_row_image_hash(ROW(%3$s))), 0) AS h
+                              FROM %5$s AS t GROUP BY 1) AS g',
+                       ext, s.key, cols, s.old_bucket_sql, s.partition::regclass)
+        INTO moving;
+    END IF;
     FOR r IN SELECT u.src, u.i - 1 AS bucket FROM unnest(s.sources) WITH ORDINALITY AS u(src, i)
              JOIN pg_class c ON c.oid = u.src
              WHERE c.relkind = 'f' AND NOT (s.operation = 'remove' AND u.src = s.partition) ORDER BY u.i LOOP
@@ -146,18 +161,15 @@ BEGIN
             CONTINUE;
         END IF;
         IF s.operation = 'add' THEN
-            EXECUTE format('SELECT count(*), coalesce(sum(%1$s.reshard_row_image_hash(ROW(%2$s))), 0)
-                            FROM %3$s AS t WHERE (%4$s) = %5$s',
-                           ext, cols, s.partition::regclass, s.old_bucket_sql, r.bucket)
-            INTO moved_count, moved_sum;
+            moved_count := coalesce((moving -> r.bucket::text ->> 2)::bigint, 0);
+            moved_sum := coalesce((moving -> r.bucket::text ->> 3)::numeric, 0);
             IF moved_count > 0 THEN
                 -- (the keys go to the shard's server as one array parameter)
-                EXECUTE format('WITH d AS (DELETE FROM ONLY %1$s AS t
-                                           WHERE (%2$s) = ANY (ARRAY(SELECT (%2$s) FROM %3$s AS t WHERE (%4$s) = %5$s))
-                                           RETURNING t.*)
-                                SELECT count(*), coalesce(sum(%6$s.reshard_row_image_hash(ROW(%7$s))), 0) FROM d AS t',
-                               r.src::regclass, s.key, s.partition::regclass, s.old_bucket_sql, r.bucket, ext, cols)
-                INTO deleted_count, deleted_sum;
+                EXECUTE format('WITH d AS (DELETE FROM ONLY %1$s AS t WHERE (%2$s) = ANY (ARRAY(SELECT pg_catalog.unnest($1::%3$s))) RETURNING t.*)
+                                SELECT count(*), coalesce(sum(%4$s.reshard_row_image_hash(ROW(%5$s))), 0) FROM d AS t',
+                               r.src::regclass, s.key, moving -> r.bucket::text ->> 1, ext, cols)
+                INTO deleted_count, deleted_sum
+                USING moving -> r.bucket::text ->> 0;
                 IF deleted_count <> moved_count OR deleted_sum <> moved_sum THEN
                     RAISE EXCEPTION 'the rows of % that move from % to % were changed on its server during the resharding',
                                     s.parent_name, r.src::regclass, s.partition::regclass
