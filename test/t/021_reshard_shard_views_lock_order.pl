@@ -17,7 +17,7 @@
 #	and commits; the call must succeed, and every row, the writer's
 #	included, be there once, in its bucket.
 #
-# suite: resharding on shards
+# suite: shard views lock order
 use strict;
 use warnings FATAL => 'all';
 
