@@ -171,7 +171,8 @@ REGRESS = \
 	internal_routines \
 	argument_sweep \
 	placement \
-	partition_move
+	partition_move \
+	engine_state_write_fails
 
 # Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
 # make installcheck after the regression tests.

@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -25,6 +26,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -246,28 +248,59 @@ state_query(engine *e, const char *query)
 	Datum		args[2] = {e->has_state ? state_datum(e) : (Datum) 0, ObjectIdGetDatum(e->parent)};
 	Oid			types[2] = {e->state_type, OIDOID};
 	char		nulls[2] = {e->has_state ? ' ' : 'n', ' '};
-	int			ret;
-	int			nest_level = safe_search_path_begin();
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bool		found = false;
 
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-	ret = SPI_execute_with_args(psprintf(query, e->schema), 2, types, args, nulls, false, 0);
-	SetUserIdAndSecContext(saved_user, saved_context);
-	safe_search_path_end(nest_level);
-	if (ret < 0)
-		elog(ERROR, "could not run \"%s\": %s", query, SPI_result_code_string(ret));
-	if ((ret == SPI_OK_SELECT || ret == SPI_OK_INSERT_RETURNING) && SPI_processed == 1)
+	/*
+	 * In a subtransaction of its own: these queries run between the steps'
+	 * units, in the call's own transaction, and an error in one (a cancel,
+	 * a trigger) would otherwise leave its snapshot, SPI connection and
+	 * user behind, and the call could then neither roll back nor undo.
+	 */
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(context);
+	PG_TRY();
 	{
-		bool		isnull;
-		Datum		row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		int			nest_level = safe_search_path_begin();
+		int			ret;
 
-		if (!isnull)
+		GetUserIdAndSecContext(&saved_user, &saved_context);
+		SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+		ret = SPI_execute_with_args(psprintf(query, e->schema), 2, types, args, nulls, false, 0);
+		SetUserIdAndSecContext(saved_user, saved_context);
+		safe_search_path_end(nest_level);
+		if (ret < 0)
+			elog(ERROR, "could not run \"%s\": %s", query, SPI_result_code_string(ret));
+		if ((ret == SPI_OK_SELECT || ret == SPI_OK_INSERT_RETURNING) && SPI_processed == 1)
 		{
-			set_state_datum(e, row);
-			return true;
+			bool		isnull;
+			Datum		row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (!isnull)
+			{
+				set_state_datum(e, row);
+				found = true;
+			}
 		}
+		ReleaseCurrentSubTransaction();
 	}
-	return false;
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		MemoryContextSwitchTo(e->memory);
+		error = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(context);
+		CurrentResourceOwner = owner;
+		ReThrowError(error);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	CurrentResourceOwner = owner;
+	return found;
 }
 
 /* Reads the state row of e->parent; false if there is none. */
