@@ -1,7 +1,7 @@
 --
--- partition_move refuses, before it makes anything and without connecting
--- to a server, what it cannot move: each refusal names what to change.
--- (The moves themselves, between servers, are TAP test 018.)
+-- partition_move refuses, before it makes anything, what it cannot move:
+-- each refusal names what to change.  (The moves themselves, between
+-- servers, are TAP test 019; the servers here cannot be reached.)
 --
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS subsetting CASCADE;
@@ -41,9 +41,12 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER move_b;
 -- dblink makes the partition's table on the server.
 CALL partition_move('m_0', 'move_b');
 CREATE EXTENSION dblink;
--- Already there: nothing to do; from a server: not yet.
+-- Already there: nothing to do; a server that cannot be reached, named.
 CALL partition_move('m_3', 'move_a');
+\set VERBOSITY terse
 CALL partition_move('m_3', 'move_b');
+CALL partition_move('m_3', NULL);
+\set VERBOSITY default
 
 -- What a foreign partition cannot have, or what would be lost with the
 -- partition dropped here: refused, all named at once.  (A table with a

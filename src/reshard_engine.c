@@ -193,7 +193,8 @@ begin(engine *e, const char *operation, Oid partition, const char *server, bool 
 	{
 		bool		same = strcmp(state_text(e, STATE_OPERATION), operation) == 0 &&
 			(!OidIsValid(partition) || state_oid(e, STATE_PARTITION) == partition) &&
-			(server == NULL || (!state_is_null(e, STATE_SERVER) && strcmp(state_text(e, STATE_SERVER), server) == 0));
+			(server == NULL ? state_is_null(e, STATE_SERVER) :
+			 !state_is_null(e, STATE_SERVER) && strcmp(state_text(e, STATE_SERVER), server) == 0);
 
 		if (!phase_ended(e->phase))
 		{
@@ -427,12 +428,23 @@ reshard_remove_partition(PG_FUNCTION_ARGS)
 	return moved_rows_result(fcinfo, run_resharding(fcinfo, "remove", 1, 3, 4, 5));
 }
 
+static bool interrupted_move(FunctionCallInfo fcinfo, Oid parent, Interval *budget, int attempts, Oid *partition,
+							 char **server);
+
+/* A server as messages name it: server "a", or this server (NULL). */
+static const char *
+server_name(const char *server)
+{
+	return server != NULL ? psprintf("server \"%s\"", server) : "this server";
+}
+
 PG_FUNCTION_INFO_V1(partition_move);
 
 /*
  * CALL partition_move(partition, server, moved_rows, cutover_budget,
- * cutover_attempts): the partition, whole, to the foreign server, online
- * (docs/scaling-out.md).  One already there is left as it is.
+ * cutover_attempts): the partition, whole, to the foreign server or here
+ * (server NULL), online (docs/scaling-out.md).  One already there is left
+ * as it is.
  */
 Datum
 partition_move(PG_FUNCTION_ARGS)
@@ -459,11 +471,20 @@ partition_move(PG_FUNCTION_ARGS)
 				 errhint("partition_move moves a partition of a table partitioned by the extension.")));
 	if (get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE)
 		current = GetForeignServer(GetForeignTable(partition)->serverid)->servername;
-	if (server != NULL && current != NULL && strcmp(server, current) == 0)
+	/* where it is already: nothing to do, unless a move of it there was cut short after its cutover */
+	if ((server == NULL) == (current == NULL) && (server == NULL || strcmp(server, current) == 0))
 	{
-		ereport(NOTICE,
-				(errmsg("partition %s is on server \"%s\" already; nothing to do", relation_name(partition), server)));
-		return moved_rows_result(fcinfo, 0);
+		Oid			interrupted;
+		char	   *interrupted_server;
+
+		if (!interrupted_move(fcinfo, parent, PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), &interrupted,
+							  &interrupted_server) || interrupted != partition)
+		{
+			ereport(NOTICE,
+					(errmsg("partition %s is on %s already; nothing to do", relation_name(partition),
+							server_name(server))));
+			return moved_rows_result(fcinfo, 0);
+		}
 	}
 	return moved_rows_result(fcinfo, run(fcinfo, parent, "move", partition, server, PG_GETARG_INTERVAL_P(3),
 										 PG_GETARG_INT32(4), false));
@@ -502,11 +523,7 @@ typedef struct planned_move
 	char	   *server;
 } planned_move;
 
-/*
- * The moves that placement_plan gives for parent and servers (read as the
- * caller); an error before any move if one of them is not one that
- * partition_move makes (from a server, or back to this one).
- */
+/* The moves that placement_plan gives for parent and servers (read as the caller). */
 static List *
 rebalance_plan(Oid parent, Datum servers)
 {
@@ -533,25 +550,16 @@ rebalance_plan(Oid parent, Datum servers)
 		HeapTuple	row = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
-		char	   *from = SPI_getvalue(row, desc, 3);
 		char	   *to = SPI_getvalue(row, desc, 4);
 		Oid			partition = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
 		MemoryContext old;
 		planned_move *move;
 
-		if (from != NULL || to == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot rebalance %s: partition %s would move from %s to %s", relation_name(parent),
-							relation_name(partition), from != NULL ? quote_identifier(from) : "this server",
-							to != NULL ? quote_identifier(to) : "this server"),
-					 errdetail("Partitions move from this server to servers; moving one from a server is not supported yet."),
-					 errhint("Name this server (NULL) in servers as long as it holds partitions.")));
 		old = MemoryContextSwitchTo(caller);
 		move = palloc(sizeof(planned_move));
 		move->partition = partition;
 		move->bucket = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
-		move->server = pstrdup(to);
+		move->server = to != NULL ? pstrdup(to) : NULL;
 		moves = lappend(moves, move);
 		MemoryContextSwitchTo(old);
 	}
@@ -602,8 +610,8 @@ rebalance(PG_FUNCTION_ARGS)
 		planned_move *move = lfirst(cell);
 
 		ereport(NOTICE,
-				(errmsg("rebalance of %s: moving %s (bucket %d) to server \"%s\", %d of %d", relation_name(parent),
-						relation_name(move->partition), move->bucket, move->server,
+				(errmsg("rebalance of %s: moving %s (bucket %d) to %s, %d of %d", relation_name(parent),
+						relation_name(move->partition), move->bucket, server_name(move->server),
 						foreach_current_index(cell) + 1, list_length(moves))));
 		(void) run(fcinfo, parent, "move", move->partition, move->server, budget, attempts, false);
 		made++;

@@ -67,8 +67,9 @@ clone_indexes(Oid source, Oid shadow)
 
 /*
  * The indexes of each shadow (the tables that take the old local
- * partitions' places), as the table's owner, in the copy's last
- * transaction.  The new partition, the DBA's, has its own already.
+ * partitions' places), and of the table a partition moves into here, as
+ * the table's owner, in the copy's last transaction.  The new partition,
+ * the DBA's, has its own already.
  */
 void
 index_shadows(engine *e)
@@ -85,5 +86,13 @@ index_shadows(engine *e)
 	/* (but the first of each: the old parent and the new one) */
 	forboth(o, list_delete_first(old), f, list_delete_first(filled))
 		clone_indexes(lfirst_oid(o), lfirst_oid(f));
+	/* a partition moved here from a server: the table's (its partitioned indexes) */
+	if (moving(e))
+	{
+		Oid			target = linitial_oid(state_oids(e, STATE_SHADOWS));
+
+		if (get_rel_relkind(target) != RELKIND_FOREIGN_TABLE)
+			clone_indexes(e->parent, target);
+	}
 	table_owner_leave(&owner);
 }

@@ -259,9 +259,11 @@ is(on($coordinator, "SELECT string_agg(coalesce(server, 'here') || ' ' || n, ', 
 is(on($coordinator, $spread_sum), $spread_before, "every row of spread is there once");
 is(result_or_error($coordinator, 'postgres', "CALL rebalance('spread', ARRAY[NULL, 'a', 'b'])"), '0',
 	"called once more, rebalance has nothing to move");
-like(result_or_error($coordinator, 'postgres', "CALL rebalance('spread', ARRAY[NULL]::name[])"),
-	qr/cannot rebalance public\.spread: partition public\.spread_\d+ would move from a to this server/,
-	"moving partitions back from the servers is refused before any move");
+is(on($coordinator, "CALL rebalance('spread', ARRAY[NULL]::name[])"), '8',
+	"rebalance back to this server alone moves the 8 partitions of servers a and b");
+is(on($coordinator, "SELECT count(*) FROM partition_placement WHERE \"table\" = 'spread'::regclass AND server IS NULL")
+	  . ' ' . on($coordinator, $spread_sum),
+	"12 $spread_before", "all 12 partitions of spread are here again, every row once");
 is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "nothing of the engine is left after the rebalance");
 
 # A superuser moves a partition of alice's table.  The move runs as alice

@@ -56,7 +56,8 @@ BEGIN
             RAISE EXCEPTION 'the cutover overran its budget' USING ERRCODE = 'SR001';
         END IF;
         old_bucket := array_position(s.sources, e.partition) - 1;
-        -- the bucket of a foreign partition (its rows of that bucket stay in it)
+        -- the bucket of a foreign partition (resharding, its rows of that
+        -- bucket stay in it; moving, none stays)
         own := CASE WHEN e.partition = ANY (foreign_sources) THEN old_bucket END;
         IF e.op = 'x' THEN
             RAISE EXCEPTION 'table % changed while it was being resharded', s.parent_name
@@ -71,7 +72,7 @@ BEGIN
             IF b IS DISTINCT FROM old_bucket OR s.operation = 'move' THEN
                 s.rows_to_move := s.rows_to_move - 1;
             END IF;
-            IF b IS DISTINCT FROM own THEN
+            IF b IS DISTINCT FROM own OR s.operation = 'move' THEN
                 EXECUTE format('WITH x AS MATERIALIZED %1$s
                                 SELECT u.ctid FROM %2$s AS u
                                 WHERE %3$s AND pg_catalog.record_image_eq(ROW(%4$s), (SELECT ROW(%5$s) FROM x)) LIMIT 1',
@@ -104,7 +105,7 @@ BEGIN
             IF b IS DISTINCT FROM old_bucket OR s.operation = 'move' THEN
                 s.rows_to_move := s.rows_to_move + 1;
             END IF;
-            IF b IS DISTINCT FROM own THEN
+            IF b IS DISTINCT FROM own OR s.operation = 'move' THEN
                 -- (with shard_views, its key hidden on the shard it leaves,
                 -- adding, or enters, removing: reshard_shard_views)
                 hidden := s.hidden_keys[CASE s.operation WHEN 'add' THEN own ELSE b END + 1];

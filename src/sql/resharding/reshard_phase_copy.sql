@@ -21,6 +21,8 @@ DECLARE
     target oid;
     key_name text;
     remote text;   -- moving: the partition's table on the server
+    read_from oid; -- the source, or a foreign table on it read in batches
+    model oid;     -- moving to a server: the table whose indexes it gets
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -52,9 +54,11 @@ BEGIN
                 EXECUTE format('CREATE INDEX %I ON %s ((%s))', key_name, target::regclass, s.key);
             END LOOP;
             -- Moving a partition to a server: its table there gets the
-            -- indexes of the partition (the catch-up and the cutover find
-            -- rows by the key: one leading with it, if none does).
-            IF s.operation = 'move' THEN
+            -- indexes of the partition, or of the parent if it came from a
+            -- server (named after it there); the catch-up and the cutover
+            -- find rows by the key: one leading with it, if none does.
+            IF s.operation = 'move' AND s.server IS NOT NULL THEN
+                model := CASE WHEN (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f' THEN s.parent ELSE s.partition END;
                 SELECT format('%I.%I', n.nspname, c.relname) INTO STRICT remote
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition;
                 EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
@@ -63,7 +67,9 @@ BEGIN
                                s.server,
                                (SELECT string_agg(u.statement || ';', E'\n')
                                 FROM (SELECT format('CREATE INDEX IF NOT EXISTS %I ON %s USING %I (%s)%s%s',
-                                                    i.relname, remote, a.amname,
+                                                    CASE WHEN model = s.partition THEN i.relname::text
+                                                         ELSE left((SELECT relname FROM pg_class WHERE oid = s.partition) || '_' || i.relname, 63) END,
+                                                    remote, a.amname,
                                                     (SELECT string_agg(pg_get_indexdef(x.indexrelid, k, true), ', ' ORDER BY k)
                                                      FROM generate_series(1, x.indnkeyatts) AS k),
                                                     CASE WHEN x.indnatts > x.indnkeyatts
@@ -74,13 +80,13 @@ BEGIN
                                                     CASE WHEN x.indpred IS NOT NULL
                                                          THEN ' WHERE ' || pg_get_expr(x.indpred, x.indrelid, true) ELSE '' END) AS statement
                                       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am a ON a.oid = i.relam
-                                      WHERE x.indrelid = s.partition
+                                      WHERE x.indrelid = model
                                       UNION ALL
                                       SELECT format('CREATE INDEX IF NOT EXISTS %I ON %s ((%s))',
                                                     (SELECT relname FROM pg_class WHERE oid = s.partition) || '_key_idx', remote, s.key)
                                       WHERE NOT EXISTS (SELECT FROM pg_index x JOIN pg_attribute k ON k.attrelid = x.indrelid
                                                                                              AND k.attnum = x.indkey[0]
-                                                        WHERE x.indrelid = s.partition AND x.indpred IS NULL
+                                                        WHERE x.indrelid = model AND x.indpred IS NULL
                                                           AND quote_ident(k.attname) = s.key)) AS u));
             END IF;
             RETURN s;
@@ -97,7 +103,7 @@ BEGIN
         -- the new one; removing, the removed partition's go anywhere.
         CONTINUE WHEN NOT (b + 1 = s.sources_copied OR b = s.bucket AND s.operation = 'add'
                            OR s.operation = 'remove' AND source = s.partition);
-        CONTINUE WHEN b + 1 = s.sources_copied AND is_foreign;
+        CONTINUE WHEN b + 1 = s.sources_copied AND is_foreign AND s.operation <> 'move';
         -- Removing with shard_views, a foreign partition's shard hides the
         -- rows that enter it until the cutover (reshard_shard_views).
         IF s.operation = 'remove' AND s.hidden_keys[b + 1] IS NOT NULL THEN
@@ -113,13 +119,24 @@ BEGIN
         IF s.operation = 'move' THEN
             EXECUTE format('TRUNCATE %s', target::regclass);
         END IF;
-        -- (moving, every row of the partition: its bound says they are of its bucket)
+        -- (moving, every row of the partition: its bound says they are of
+        -- its bucket; one on a server is read 10,000 rows at a time)
+        IF s.operation = 'move' THEN
+            EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)',
+                           (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+            INTO read_from USING s, source;
+        ELSE
+            read_from := source;
+        END IF;
         EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s',
-                       target::regclass, cols, cols, source::regclass,
+                       target::regclass, cols, cols, read_from::regclass,
                        CASE WHEN s.operation = 'move' THEN 'true' ELSE format('%s = %s', s.new_bucket_sql, b) END);
         GET DIAGNOSTICS n = ROW_COUNT;
         IF target <> s.shadows[b + 1] THEN
             EXECUTE format('DROP FOREIGN TABLE %s', target::regclass);
+        END IF;
+        IF read_from <> source THEN
+            EXECUTE format('DROP FOREIGN TABLE %s', read_from::regclass);
         END IF;
         s.rows_copied := s.rows_copied + n;
         IF b <> s.sources_copied - 1 OR s.operation = 'move' THEN

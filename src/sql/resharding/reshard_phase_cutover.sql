@@ -43,6 +43,8 @@ DECLARE
     r record;
     b int;
     target regclass;
+    target_name name; -- moving: its name before it takes the partition's
+    kind text;        -- moving: TABLE or FOREIGN TABLE, as the table that takes the partition's place is
     statement text;
     foreign_keys text[] := '{}';
     not_valid_keys text[] := '{}';   -- (and comments: after the partitions are attached)
@@ -78,20 +80,45 @@ BEGIN
     IF s.operation = 'move' THEN
         target := s.shadows[s.bucket + 1];
         SELECT relname INTO STRICT name FROM pg_class WHERE oid = s.partition;
+        -- ('TABLE' or 'FOREIGN TABLE', as each is)
+        SELECT CASE relkind WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END, relname INTO STRICT kind, target_name
+        FROM pg_class WHERE oid = target;
         EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', s.parent::regclass, s.partition::regclass);
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO statement USING s, 'old', s.partition;
-        EXECUTE format('ALTER TABLE %s RENAME TO %I', s.partition::regclass, statement);
-        EXECUTE format('ALTER FOREIGN TABLE %s RENAME TO %I', target, name);
+        EXECUTE format('ALTER %s %s RENAME TO %I', CASE WHEN (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f'
+                                                        THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+                       s.partition::regclass, statement);
+        EXECUTE format('ALTER %s %s RENAME TO %I', kind, target, name);
         FOR r IN SELECT d.objsubid, d.description, a.attname FROM pg_description d
                  LEFT JOIN pg_attribute a ON a.attrelid = d.objoid AND a.attnum = d.objsubid
                  WHERE d.classoid = 'pg_class'::regclass AND d.objoid = s.partition LOOP
             IF r.objsubid = 0 THEN
-                EXECUTE format('COMMENT ON FOREIGN TABLE %s IS %L', target, r.description);
+                EXECUTE format('COMMENT ON %s %s IS %L', kind, target, r.description);
             ELSE
                 EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', target, r.attname, r.description);
             END IF;
         END LOOP;
+        -- (a table here is attached without a scan: its CHECK implies the
+        -- bound, reshard_phase_verify; then its CHECK and its key's index
+        -- of the engine's, if it has one, go)
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.parent::regclass, target, format(s.new_bound, s.bucket));
+        IF kind = 'TABLE' THEN
+            EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO statement USING s, 'bound', target;
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', target, statement);
+            EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO statement USING s, 'key', target;
+            IF EXISTS (SELECT FROM pg_class c WHERE c.relname = statement AND c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = target)) THEN
+                EXECUTE format('DROP INDEX %I.%I', (SELECT relnamespace::regnamespace::name FROM pg_class WHERE oid = target), statement);
+            END IF;
+            -- (its indexes named after it, as PostgreSQL names a partition's)
+            FOR r IN SELECT i.relname, left(name || substr(i.relname, length(target_name) + 1), 63) AS new_name
+                     FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+                     WHERE x.indrelid = target AND starts_with(i.relname, target_name) LOOP
+                CONTINUE WHEN EXISTS (SELECT FROM pg_class WHERE relname = r.new_name
+                                                             AND relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = target));
+                EXECUTE format('ALTER INDEX %I.%I RENAME TO %I', (SELECT relnamespace::regnamespace::name FROM pg_class WHERE oid = target),
+                               r.relname, r.new_name);
+            END LOOP;
+        END IF;
         EXECUTE format('DROP TABLE %s', s.log::regclass);
         EXECUTE format('DROP SEQUENCE %s', s.log_sequence::regclass);
         EXECUTE format('DROP TABLE %s', s.new_parent::regclass);

@@ -31,11 +31,22 @@ BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
     USING s, ARRAY['finish'];
-    -- A move: the partition here dropped (its rows are on the server), and
-    -- the table there given the partition's comment instead of the move's.
+    -- A move: the partition it left dropped here (a table, or a foreign
+    -- table: then first its table on the server it left, with the objects
+    -- that refused direct writes to it, reshard_shard_views), and a table
+    -- it went to on a server given the partition's comment instead of the
+    -- move's.
     IF s.operation = 'move' THEN
-        IF EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
+        IF (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f' THEN
+            EXECUTE format('SELECT * FROM %s.reshard_shard_views($1, $2, $3)',
+                           (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+            INTO s USING s, 'drop', 0;
+            EXECUTE format('DROP FOREIGN TABLE %s', s.partition::regclass);
+        ELSIF EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
             EXECUTE format('DROP TABLE %s', s.partition::regclass);
+        END IF;
+        IF s.server IS NULL THEN
+            RETURN s;
         END IF;
         EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace

@@ -48,8 +48,10 @@ BEGIN
     -- constraints, which takes the partition's place at the cutover.
     -- dblink commits the table there at once: it carries a comment that
     -- only this move can write (reshard_object_name), by which a call cut
-    -- short finds it again, and an undo knows it is its own.
-    IF s.operation = 'move' THEN
+    -- short finds it again, and an undo knows it is its own.  Moving one
+    -- here (s.server NULL): a table here, of the same columns, defaults and
+    -- CHECK constraints, in the parent's tablespace.
+    IF s.operation = 'move' AND s.server IS NOT NULL THEN
         SELECT relname INTO STRICT moved_name FROM pg_class WHERE oid = s.partition;
         EXECUTE name_of INTO marker USING s, 'moved', s.partition;
         marker := 'partition_move ' || marker;
@@ -94,6 +96,8 @@ BEGIN
                 END IF;
             END
             $do$$remote$, format('%I.%I', schema_name, moved_name), marker, cols));
+    END IF;
+    IF s.operation = 'move' THEN
         EXECUTE name_of INTO shadow USING s, 'shadow', s.partition;
         -- (NOT NULL constraints named as the partition's, on PostgreSQL 18)
         SELECT string_agg(format('%I %s%s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
@@ -111,12 +115,21 @@ BEGIN
         INTO cols FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
         WHERE a.attrelid = s.partition AND a.attnum > 0 AND NOT a.attisdropped;
-        EXECUTE format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                       schema_name, shadow, cols, s.server, schema_name, moved_name);
+        IF s.server IS NULL THEN
+            EXECUTE (SELECT format('CREATE TABLE %I.%I (%s)%s', schema_name, shadow, cols,
+                                   CASE WHEN c.reltablespace <> 0
+                                        THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace))
+                                        ELSE '' END)
+                     FROM pg_class c WHERE c.oid = s.parent);
+        ELSE
+            EXECUTE format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                           schema_name, shadow, cols, s.server, schema_name, moved_name);
+        END IF;
         shadow := format('%I.%I', schema_name, shadow);
         FOR r IN SELECT c.conname, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
                  WHERE c.conrelid = s.partition AND c.contype = 'c' ORDER BY c.conname LOOP
-            EXECUTE format('ALTER FOREIGN TABLE %s ADD CONSTRAINT %I %s', shadow, r.conname, r.def);
+            EXECUTE format('ALTER %s %s ADD CONSTRAINT %I %s', CASE WHEN s.server IS NULL THEN 'TABLE' ELSE 'FOREIGN TABLE' END,
+                           shadow, r.conname, r.def);
         END LOOP;
         s.shadows[s.bucket + 1] := shadow::regclass;
     END IF;

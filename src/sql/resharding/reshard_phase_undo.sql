@@ -81,9 +81,9 @@ BEGIN
                                           WHEN (SELECT relkind FROM pg_class WHERE oid = rel) = 'f' THEN 'FOREIGN TABLE'
                                           ELSE 'TABLE' END, rel::regclass);
     END LOOP;
-    -- A move: the table it made on the server dropped, if it is the one
-    -- that carries its comment (reshard_phase_setup).
-    IF s.operation = 'move' THEN
+    -- A move to a server: the table it made there dropped, if it is the
+    -- one that carries its comment (reshard_phase_setup).
+    IF s.operation = 'move' AND s.server IS NOT NULL THEN
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'moved', s.partition;
         EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace

@@ -45,11 +45,13 @@ BEGIN
     SELECT string_agg('t.' || quote_ident(attname), ', ' ORDER BY attnum) INTO cols
     FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped;
     -- The old partitions' rows by new bucket, each partition read once.
-    -- (moving, the partition's rows are all of its bucket: its bound says so)
+    -- (moving, a partition here holds only rows of its bucket, its bound
+    -- says so; one on a server is read whole, each row's bucket computed)
     SELECT string_agg(format('SELECT %s AS b, %s.reshard_row_image_hash(ROW(%s)) AS h FROM ONLY %s AS t%s',
-                             CASE WHEN s.operation = 'move' THEN s.bucket::text ELSE s.new_bucket_sql END,
+                             CASE WHEN s.operation = 'move' AND c.relkind <> 'f' THEN s.bucket::text ELSE s.new_bucket_sql END,
                              ext, cols, u.source::regclass,
-                             CASE WHEN c.relkind = 'f' THEN format(' WHERE (%s) IS DISTINCT FROM %s', s.new_bucket_sql, u.i - 1)
+                             CASE WHEN c.relkind = 'f' AND s.operation <> 'move'
+                                  THEN format(' WHERE (%s) IS DISTINCT FROM %s', s.new_bucket_sql, u.i - 1)
                                   ELSE '' END),
                       ' UNION ALL ')
     INTO sources_sql
@@ -67,8 +69,9 @@ BEGIN
     END LOOP;
     -- A foreign partition holds only rows of its bucket (its rows that stay
     -- are not compared, and its rows that move are found by their bucket).
+    -- (moving, a row of another bucket has no table to be copied to: above)
     FOR r IN SELECT u.source, u.i - 1 AS bucket FROM unnest(s.sources) WITH ORDINALITY AS u(source, i)
-             JOIN pg_class c ON c.oid = u.source WHERE c.relkind = 'f' LOOP
+             JOIN pg_class c ON c.oid = u.source WHERE c.relkind = 'f' AND s.operation <> 'move' LOOP
         EXECUTE format('SELECT count(*) FROM ONLY %s AS t WHERE (%s) IS DISTINCT FROM %s', r.source::regclass, s.old_bucket_sql, r.bucket)
         INTO misplaced;
         IF misplaced > 0 THEN
@@ -96,13 +99,18 @@ BEGIN
                                       source_counts[b + 1], filled_count);
         END IF;
         s.rows_verified := s.rows_verified + filled_count;
-        -- (a foreign new partition, or the incoming rows of a foreign one)
-        CONTINUE WHEN EXISTS (SELECT FROM pg_class WHERE oid IN (s.shadows[b + 1], s.sources[b + 1]) AND relkind = 'f');
+        -- (a foreign new partition, or the incoming rows of a foreign one;
+        -- moving, a table here takes the place of one on a server)
+        CONTINUE WHEN EXISTS (SELECT FROM pg_class WHERE oid = s.shadows[b + 1] AND relkind = 'f')
+                      OR s.operation <> 'move' AND EXISTS (SELECT FROM pg_class WHERE oid = s.sources[b + 1] AND relkind = 'f');
         bound := CASE WHEN s.method = 'hash_operator_class'
-                      THEN format('satisfies_hash_partition(%s::oid, %s, %s, %s)', s.new_parent, s.new_buckets, b, s.key)
+                      THEN format('satisfies_hash_partition(%s::oid, %s, %s, %s)',
+                                  CASE WHEN s.operation = 'move' THEN s.parent ELSE s.new_parent END, s.new_buckets, b, s.key)
                       ELSE format('%1$s IS NOT NULL AND %1$s = %2$s', s.new_bucket_sql, b) END;
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO bound_name USING s, 'bound', s.shadows[b + 1];
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%s)', s.shadows[b + 1]::regclass, bound_name, bound);
+        -- (moving, it is attached at the cutover, its CHECK dropped then)
+        CONTINUE WHEN s.operation = 'move';
         -- A shadow is attached to the new parent now, not at the cutover
         -- (no reader or writer but the engine uses either), and its CHECK
         -- dropped: the cutover only renames it.  Not when foreign keys of

@@ -33,6 +33,9 @@ DECLARE
     not_empty boolean;
     b int;
     i int;
+    source_server name;   -- moving: the server the partition leaves (NULL: this one)
+    remote_table text;    -- its table there
+    remote record;        -- moving: a check on a server
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -137,9 +140,10 @@ BEGIN
     END IF;
 
     -- Moving a partition (partition_move): the layout stays; the partition
-    -- goes, whole, to a foreign server (postgres_fdw), and from here only.
-    -- Refused before anything is made: what a foreign partition cannot
-    -- have, or what would be lost with the partition dropped here.
+    -- goes, whole, from here or a foreign server (postgres_fdw) to another
+    -- server or here (s.server NULL).  Refused before anything is made:
+    -- what a foreign partition cannot have, or what would be lost with the
+    -- partition dropped where it was.
     IF operation = 'move' THEN
         IF partition IS NULL THEN
             RAISE EXCEPTION 'partition must not be null' USING ERRCODE = 'null_value_not_allowed';
@@ -149,44 +153,44 @@ BEGIN
             RAISE EXCEPTION 'table % is not a partition of %', partition, parent USING ERRCODE = 'invalid_parameter_value';
         END IF;
         SELECT * INTO r FROM pg_class WHERE oid = partition;
-        IF r.relkind = 'f' THEN
-            RAISE EXCEPTION 'cannot move partition %, it is on server %', partition,
-                            (SELECT v.srvname FROM pg_foreign_table f JOIN pg_foreign_server v ON v.oid = f.ftserver
-                             WHERE f.ftrelid = partition)
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'partition_move moves a partition of this server to a server; moving one from a server is not supported yet.';
-        ELSIF r.relkind <> 'r' THEN
+        IF r.relkind NOT IN ('r', 'f') THEN
             RAISE EXCEPTION 'cannot move %, it is not a table', partition USING ERRCODE = 'feature_not_supported';
         END IF;
+        source_server := (SELECT v.srvname FROM pg_foreign_table f JOIN pg_foreign_server v ON v.oid = f.ftserver
+                          WHERE f.ftrelid = partition);
         IF r.relowner <> p.relowner THEN
             RAISE EXCEPTION 'table % is owned by %, not by %, the owner of %', partition, r.relowner::regrole,
                             p.relowner::regrole, parent
                 USING ERRCODE = 'insufficient_privilege',
                       HINT = format('ALTER TABLE %s OWNER TO %s, if that is right.', partition, p.relowner::regrole);
         END IF;
-        IF s.server IS NULL THEN
-            RAISE EXCEPTION 'partition % is on this server already', partition
+        IF s.server IS NOT DISTINCT FROM source_server THEN
+            RAISE EXCEPTION 'partition % is on %s already', partition,
+                            coalesce(format('server "%s"', source_server), 'this server')
                 USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Name the foreign server to move it to.';
+                      HINT = 'Name the foreign server to move it to, or NULL for this server.';
         END IF;
+        -- Both servers (the one it leaves, the one it goes to), as the
+        -- owner reaches them.
         SELECT string_agg(x, ', ') INTO bad FROM (
-            SELECT format('server "%s" does not exist', s.server) AS x
-            WHERE NOT EXISTS (SELECT FROM pg_foreign_server WHERE srvname = s.server)
+            SELECT format('server "%s" does not exist', v.name) AS x
+            FROM unnest(ARRAY[source_server, s.server]) AS v(name)
+            WHERE v.name IS NOT NULL AND NOT EXISTS (SELECT FROM pg_foreign_server WHERE srvname = v.name)
             UNION ALL
             SELECT format('server "%s" is not a postgres_fdw server', v.srvname)
             FROM pg_foreign_server v JOIN pg_foreign_data_wrapper w ON w.oid = v.srvfdw
-            WHERE v.srvname = s.server AND w.fdwname <> 'postgres_fdw'
+            WHERE v.srvname IN (source_server, s.server) AND w.fdwname <> 'postgres_fdw'
             UNION ALL
             SELECT format('%s may not use server "%s" (USAGE)', p.relowner::regrole, v.srvname)
-            FROM pg_foreign_server v WHERE v.srvname = s.server AND NOT has_server_privilege(p.relowner, v.oid, 'USAGE')
+            FROM pg_foreign_server v WHERE v.srvname IN (source_server, s.server) AND NOT has_server_privilege(p.relowner, v.oid, 'USAGE')
             UNION ALL
             SELECT format('%s has no user mapping for server "%s"', p.relowner::regrole, v.srvname)
-            FROM pg_foreign_server v WHERE v.srvname = s.server
+            FROM pg_foreign_server v WHERE v.srvname IN (source_server, s.server)
               AND NOT EXISTS (SELECT FROM pg_user_mappings m WHERE m.srvid = v.oid AND m.umuser IN (0, p.relowner))) AS t;
         IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
+            RAISE EXCEPTION 'cannot move % to %: %', partition, coalesce(format('server "%s"', s.server), 'this server'), bad
                 USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'A partition moves to a foreign server of postgres_fdw that the table''s owner may use, with a user mapping: CREATE SERVER, GRANT USAGE ON FOREIGN SERVER, CREATE USER MAPPING.';
+                      HINT = 'A partition moves between this server and foreign servers of postgres_fdw that the table''s owner may use, with a user mapping: CREATE SERVER, GRANT USAGE ON FOREIGN SERVER, CREATE USER MAPPING.';
         END IF;
         IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'dblink') THEN
             RAISE EXCEPTION 'extension dblink is not installed'
@@ -240,31 +244,91 @@ BEGIN
             WHERE d.deptype = 'n' AND d.refclassid = 'pg_class'::regclass AND d.refobjid = partition
               AND d.classid NOT IN ('pg_constraint'::regclass, 'pg_attrdef'::regclass)) AS t;
         IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
+            RAISE EXCEPTION 'cannot move % to %: %', partition, coalesce(format('server "%s"', s.server), 'this server'), bad
                 USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'The partition becomes a foreign table on the server, and the table here is dropped.',
+                      DETAIL = 'A partition on a server is a foreign table here, and the table it leaves is dropped.',
                       HINT = 'Drop or change these first (docs/scaling-out.md, "What is refused").';
         END IF;
-        -- The server, as the table's owner reaches it (its user mapping): a
-        -- schema of the partition's name in which it may create, and no
-        -- table of the partition's name there yet.
-        EXECUTE format('SELECT x.problem FROM %s.dblink(%L, %L) AS x(problem text)',
-                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
-                        WHERE x.extname = 'dblink'),
-                       s.server,
-                       format($remote$SELECT CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = %1$L)
-                                                  THEN pg_catalog.format('it has no schema %%I', %1$L)
-                                                  WHEN NOT pg_catalog.has_schema_privilege(%1$L, 'CREATE')
-                                                  THEN pg_catalog.format('%%I may not create tables in schema %%I there', current_user, %1$L)
-                                                  WHEN pg_catalog.to_regclass(pg_catalog.format('%%I.%%I', %1$L, %2$L)) IS NOT NULL
-                                                  THEN pg_catalog.format('a table %%I.%%I exists there', %1$L, %2$L)
-                                             END$remote$,
-                              (SELECT nspname FROM pg_namespace WHERE oid = r.relnamespace), r.relname))
-        INTO bad;
-        IF bad IS NOT NULL THEN
-            RAISE EXCEPTION 'cannot move % to server "%": %', partition, s.server, bad
-                USING ERRCODE = 'invalid_parameter_value',
-                      DETAIL = 'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.';
+        -- The servers, as the table's owner reaches them (its user mapping),
+        -- through dblink.  The one it goes to: a schema of the partition's
+        -- name in which it may create, and no table of the partition's name
+        -- there yet.  The one it leaves: its table is the owner's there (the
+        -- move refuses direct writes to it with triggers, then drops it), in
+        -- a schema where the owner may create (the triggers' functions), a
+        -- table, and nothing else there depends on it; and its key is a
+        -- column here (reshard_shard_views marks the writes that come
+        -- through this server by it).
+        IF source_server IS NOT NULL THEN
+            SELECT format('%I.%I', coalesce(max(o.option_value) FILTER (WHERE o.option_name = 'schema_name'), n.nspname),
+                          coalesce(max(o.option_value) FILTER (WHERE o.option_name = 'table_name'), r.relname))
+            INTO STRICT remote_table
+            FROM pg_namespace n LEFT JOIN pg_foreign_table f ON f.ftrelid = partition
+            LEFT JOIN LATERAL pg_options_to_table(f.ftoptions) AS o ON true
+            WHERE n.oid = r.relnamespace GROUP BY n.nspname;
+            IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = partition AND attnum > 0 AND NOT attisdropped
+                                                      AND quote_ident(attname) = lay.key) THEN
+                RAISE EXCEPTION 'cannot move % from server "%": its key % is not a column', partition, source_server, lay.key
+                    USING ERRCODE = 'feature_not_supported',
+                          DETAIL = 'While a partition moves from a server, the server refuses the writes that do not come through this one, which it tells by the key column.';
+            END IF;
+        END IF;
+        FOR remote IN
+            SELECT * FROM (VALUES
+                (s.server, 'to', format($remote$SELECT CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = %1$L)
+                                                          THEN pg_catalog.format('it has no schema %%I', %1$L)
+                                                          WHEN NOT pg_catalog.has_schema_privilege(%1$L, 'CREATE')
+                                                          THEN pg_catalog.format('%%I may not create tables in schema %%I there', current_user, %1$L)
+                                                          WHEN pg_catalog.to_regclass(pg_catalog.format('%%I.%%I', %1$L, %2$L)) IS NOT NULL
+                                                          THEN pg_catalog.format('a table %%I.%%I exists there', %1$L, %2$L)
+                                                     END$remote$,
+                                        (SELECT nspname FROM pg_namespace WHERE oid = r.relnamespace), r.relname),
+                 'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.'),
+                (source_server, 'from', format($remote$SELECT CASE WHEN pg_catalog.to_regclass(%1$L) IS NULL
+                                                                 THEN pg_catalog.format('it has no table %%s', %1$L)
+                                                                 WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass(%1$L)) <> 'r'
+                                                                 THEN pg_catalog.format('%%s is not a table there', %1$L)
+                                                                 WHEN NOT pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
+                                                                                                  WHERE oid = pg_catalog.to_regclass(%1$L)), 'USAGE')
+                                                                 THEN pg_catalog.format('%%I does not own %%s there', current_user, %1$L)
+                                                                 WHEN NOT pg_catalog.has_schema_privilege((SELECT relnamespace FROM pg_catalog.pg_class
+                                                                                                          WHERE oid = pg_catalog.to_regclass(%1$L)), 'CREATE')
+                                                                 THEN pg_catalog.format('%%I may not create in the schema of %%s there', current_user, %1$L)
+                                                                 ELSE (SELECT pg_catalog.format('%%s depends on %%s there',
+                                                                                                pg_catalog.string_agg(pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid), ', '), %1$L)
+                                                                       FROM pg_catalog.pg_depend d
+                                                                       WHERE d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                                                                         AND d.refobjid = pg_catalog.to_regclass(%1$L) AND d.deptype = 'n'
+                                                                         AND d.classid NOT IN ('pg_catalog.pg_constraint'::pg_catalog.regclass,
+                                                                                               'pg_catalog.pg_attrdef'::pg_catalog.regclass)
+                                                                       HAVING pg_catalog.count(*) > 0)
+                                                            END$remote$, remote_table),
+                 'Moving a partition from a server, the table''s owner (its user mapping) refuses direct writes to its table there while it moves, and drops it once it has moved, through dblink.')
+            ) AS v(server, direction, query, detail)
+            WHERE v.server IS NOT NULL
+        LOOP
+            BEGIN
+                EXECUTE format('SELECT x.problem FROM %s.dblink(%L, %L) AS x(problem text)',
+                               (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                                WHERE x.extname = 'dblink'),
+                               remote.server, remote.query)
+                INTO bad;
+            EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection THEN
+                GET STACKED DIAGNOSTICS bad = PG_EXCEPTION_DETAIL;
+                RAISE EXCEPTION 'cannot move % % server "%": it cannot be reached', partition, remote.direction, remote.server
+                    USING ERRCODE = 'sqlclient_unable_to_establish_sqlconnection', DETAIL = bad;
+            END;
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION 'cannot move % % server "%": %', partition, remote.direction, remote.server, bad
+                    USING ERRCODE = CASE remote.direction WHEN 'to' THEN 'invalid_parameter_value' ELSE 'feature_not_supported' END,
+                          DETAIL = remote.detail;
+            END IF;
+        END LOOP;
+        IF source_server IS NOT NULL THEN
+            -- (the server refuses the direct writes from the first copy on:
+            -- the views and triggers of reshard_shard_views on its table)
+            s.shard_views := true;
+            s.shard_options := array_fill(NULL::text, ARRAY[n]);
+            s.shard_options[b + 1] := (SELECT coalesce(f.ftoptions, '{}')::text FROM pg_foreign_table f WHERE f.ftrelid = partition);
         END IF;
         new_n := n;
         new_removed := old_removed;

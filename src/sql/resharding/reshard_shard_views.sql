@@ -202,6 +202,8 @@ BEGIN
                                                        ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(x.grantee)) END);
                     END LOOP;
                 END$revoke$, q[1], q[5], q[6], q[7], q[3] || '()', q[4] || '()')));
+            -- (a move from the server hides nothing: it only refuses direct writes)
+            CONTINUE WHEN s.operation = 'move';
             SELECT format_type(atttypid, atttypmod) INTO STRICT key_type FROM pg_attribute
             WHERE attrelid = r.source AND quote_ident(attname) = s.key;
             EXECUTE format('CREATE FOREIGN TABLE %I.%I (key %s) SERVER %I OPTIONS (schema_name %L, table_name %L, batch_size %L)',
@@ -261,11 +263,15 @@ BEGIN
                 EXIT WHEN hidden_rows = 0;
             END LOOP;
         WHEN 'restore' THEN
+            -- (a partition moved from the server: its table there keeps
+            -- refusing direct writes until it is dropped)
+            IF s.operation <> 'move' OR s.phase <> 'finish' THEN
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
                 SET LOCAL lock_timeout = %3$L;
                 DROP TRIGGER IF EXISTS %1$I ON %4$s;
                 DROP TRIGGER IF EXISTS %2$I ON %4$s;
                 $remote$, names[8], names[9], lock_ms || 'ms', remote));
+            END IF;
             IF EXISTS (SELECT FROM unnest(current_options) AS x
                        WHERE x IN ('table_name=' || names[5], 'table_name=' || names[6])) THEN
                 EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (%s, %s)', r.source::regclass,
@@ -279,11 +285,15 @@ BEGIN
             END IF;
             s.hidden_keys[r.i] := NULL;
         WHEN 'drop' THEN
+            -- (%8$s: a partition moved from the server, once it has moved:
+            -- its table there, with the triggers that refused direct writes)
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
                 DROP VIEW IF EXISTS %6$s, %7$s, %5$s;
+                %8$s
                 DROP FUNCTION IF EXISTS %3$s(), %4$s();
                 DROP TABLE IF EXISTS %1$s;
-                $remote$, VARIADIC q));
+                $remote$, q[1], q[2], q[3], q[4], q[5], q[6], q[7],
+                CASE WHEN s.operation = 'move' AND s.phase = 'finish' THEN format('DROP TABLE IF EXISTS %s;', remote) ELSE '' END));
         ELSE
             RAISE EXCEPTION 'unknown action %', action;
         END CASE;

@@ -1,0 +1,194 @@
+# test/t/023_partition_move_back.pl
+#	A table of 64 partitions goes from one server to three and back to one
+#	(rebalance, each move a partition_move), with a move from one server to
+#	another in between, while writers insert, update, delete and change keys
+#	through the parent, readers read it, and a writer on a server writes
+#	directly into the table of a partition that leaves that server: each
+#	of its writes is refused while the partition moves, or is kept.  After
+#	each step the table equals a mirror the writers change in the same
+#	statements, the parent keeps its OID, a view and a grant on it work,
+#	and nothing of the engine or of a moved partition is left anywhere.
+#
+# suite: partition move
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
+
+my $PARTITIONS = 64;
+my $ROWS = 19200;
+my $coordinator = new_server('coordinator');
+my %servers = (a => new_server('server_a'), b => new_server('server_b'));
+
+sub on
+{
+	my ($node, $sql) = @_;
+	return $node->safe_psql('postgres', $sql);
+}
+
+on($_, 'CREATE EXTENSION subsetting') for values %servers;
+on($coordinator,
+	"CREATE EXTENSION subsetting; CREATE EXTENSION postgres_fdw; CREATE EXTENSION dblink;\n"
+	  . join('',
+		map {
+			sprintf("CREATE SERVER %s FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '%s', port '%d', dbname 'postgres');
+			         CREATE USER MAPPING FOR CURRENT_USER SERVER %s;\n",
+				$_, $servers{$_}->host, $servers{$_}->port, $_)
+		} sort keys %servers)
+	  . "CREATE TABLE items (id bigint NOT NULL, v text DEFAULT 'new', n int NOT NULL DEFAULT 0 CHECK (n >= 0))
+	         PARTITION BY LIST (jumpbackhash(id, $PARTITIONS));
+	     SELECT format('CREATE TABLE items_%s PARTITION OF items FOR VALUES IN (%s)', i, i)
+	     FROM generate_series(0, $PARTITIONS - 1) AS i \\gexec
+	     CREATE INDEX ON items (id);
+	     CREATE INDEX ON items (n) WHERE n > 0;
+	     INSERT INTO items SELECT i, md5(i::text), 0 FROM generate_series(1, $ROWS) AS i;
+	     CREATE TABLE mirror AS SELECT * FROM items;
+	     CREATE SEQUENCE ids START " . ($ROWS + 1) . ";
+	     CREATE VIEW item_count AS SELECT count(*) AS n FROM items;
+	     CREATE FUNCTION item_v(bigint) RETURNS text LANGUAGE sql STABLE AS 'SELECT v FROM items WHERE id = \$1';
+	     CREATE ROLE reader;
+	     GRANT SELECT ON items, item_count TO reader;");
+my $parent_oid = on($coordinator, "SELECT 'items'::regclass::oid");
+# (a role that reads a foreign partition needs a user mapping of its own)
+on($coordinator, "CREATE USER MAPPING FOR reader SERVER $_ OPTIONS (user 'postgres', password_required 'false')")
+  for sort keys %servers;
+
+# The writers through the parent: each statement changes the table and the
+# mirror alike, or neither; ids from 1 to the last one given.
+my $pick = "(SELECT 1 + (random() * (SELECT last_value FROM ids))::bigint)";
+my %writers = (
+	insert => "WITH i AS (INSERT INTO items (id, v) VALUES (nextval('ids'), 'inserted') RETURNING *)
+	           INSERT INTO mirror SELECT * FROM i",
+	update => "WITH u AS (UPDATE items SET n = n + 1, v = 'updated' WHERE id = $pick RETURNING *)
+	           UPDATE mirror AS m SET n = u.n, v = u.v FROM u WHERE m.id = u.id",
+	delete => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING id)
+	           DELETE FROM mirror AS m USING d WHERE m.id = d.id",
+	rekey => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING *),
+	                i AS (INSERT INTO items SELECT nextval('ids'), d.v, d.n FROM d RETURNING *),
+	                m AS (DELETE FROM mirror AS m USING d WHERE m.id = d.id)
+	           INSERT INTO mirror SELECT * FROM i",
+	read => "SELECT count(*), item_v($pick) FROM items WHERE id = $pick");
+
+my $same = "SELECT (SELECT count(*) FROM (SELECT * FROM items EXCEPT ALL SELECT * FROM mirror) AS x) || ' '
+	|| (SELECT count(*) FROM (SELECT * FROM mirror EXCEPT ALL SELECT * FROM items) AS x)";
+
+# checked(WHAT): the table is its mirror, the parent the same table, the
+# view and the grant on it work, nothing of the engine is left here.
+sub checked
+{
+	my ($what) = @_;
+	is(on($coordinator, $same), '0 0', "$what: the table equals its mirror (rows only in the table, only in the mirror)");
+	is(on($coordinator, "SELECT 'items'::regclass::oid"), $parent_oid, "$what: the parent keeps its OID");
+	is(on($coordinator, "SET ROLE reader; SELECT n = (SELECT count(*) FROM items) FROM item_count"), 't',
+		"$what: a role granted SELECT on the parent and the view counts every row through the view");
+	is(on($coordinator, $ENGINE_LEFTOVERS), 'none', "$what: nothing of the engine is left here");
+	return;
+}
+
+# spread(): "here N, a N, b N", the partitions on each server.
+sub spread
+{
+	return on($coordinator,
+		"SELECT string_agg(coalesce(server, 'here') || ' ' || n, ', ' ORDER BY server NULLS FIRST)
+		 FROM (SELECT server, count(*) AS n FROM partition_placement WHERE \"table\" = 'items'::regclass GROUP BY server) AS s");
+}
+
+# tables_on(SERVER): the tables named items_% on a server.
+sub tables_on
+{
+	my ($server) = @_;
+	return on($servers{$server}, "SELECT count(*) FROM pg_class WHERE relname LIKE 'items\\_%' AND relkind = 'r'");
+}
+
+# One server to three, under the writers and readers.
+start_writer_loops($coordinator, %writers);
+my ($out, $err) = ('', '');
+$coordinator->psql('postgres', "CALL rebalance('items', ARRAY[NULL, 'a', 'b'])", stdout => \$out, stderr => \$err);
+unlike($err, qr/ERROR/, "rebalance from one server to three under writers");
+my @announced = $err =~ /NOTICE:  rebalance of public\.items: moving/g;
+is(scalar(@announced) . " $out", '42 42', "rebalance made 42 moves, each announced");
+is(spread(), 'here 22, a 21, b 21', "64 partitions: 22 here, 21 on a, 21 on b");
+is(tables_on('a') . ' ' . tables_on('b'), '21 21', "servers a and b hold a table for each of their partitions");
+stop_writer_loops(sub { });
+checked('one server to three');
+
+# From one server to another (a to b), and from a server back here, while a
+# writer on server a writes directly into the table of the partition that
+# leaves it (ids below zero of its bucket; each write it was told was
+# committed is recorded there): refused while the partition moves, kept
+# if done before.
+my ($across, $across_bucket) = split /\|/, on($coordinator,
+	"SELECT partition, bucket FROM partition_placement WHERE \"table\" = 'items'::regclass AND server = 'a'
+	 ORDER BY bucket LIMIT 1");
+my ($back, $back_bucket) = split /\|/, on($coordinator,
+	"SELECT partition, bucket FROM partition_placement WHERE \"table\" = 'items'::regclass AND server = 'a'
+	 ORDER BY bucket DESC LIMIT 1");
+on($servers{a}, "CREATE TABLE direct_ok (id bigint); CREATE SEQUENCE direct_ids");
+my %direct;
+for my $target ([ $across, $across_bucket ], [ $back, $back_bucket ])
+{
+	my ($table, $bucket) = @$target;
+	$direct{"direct_$table"} =
+	  "WITH i AS (INSERT INTO $table (id, v, n)
+	              SELECT x, 'direct', 0 FROM (SELECT -nextval('direct_ids') AS x FROM generate_series(1, 256)) AS s
+	              WHERE jumpbackhash(x, $PARTITIONS) = $bucket LIMIT 1 RETURNING id)
+	   INSERT INTO direct_ok SELECT id FROM i";
+}
+start_writer_loops($coordinator, %writers);
+start_writer_loops($servers{a}, %direct);
+is(on($coordinator, "CALL partition_move('$across', 'b')") > 0 ? 'moved' : 'none', 'moved',
+	"$across moved from server a to server b under writers");
+is(on($coordinator, "CALL partition_move('$back', NULL)") > 0 ? 'moved' : 'none', 'moved',
+	"$back moved from server a back here under writers");
+stop_writer_loops(sub { });
+my $direct_ids = on($servers{a}, "SELECT coalesce(string_agg(id::text, ','), '0') FROM direct_ok");
+my $direct_count = on($servers{a}, "SELECT count(*) FROM direct_ok");
+note "direct writes on server a acknowledged: $direct_count";
+is(on($coordinator, "SELECT count(*) FROM items WHERE id IN ($direct_ids) AND v = 'direct'"), $direct_count,
+	"every direct write on server a that was acknowledged is in the table after the moves");
+on($coordinator, "INSERT INTO mirror SELECT * FROM items WHERE id IN ($direct_ids)");
+my $refused = 0;
+for my $name (keys %direct)
+{
+	my $log = slurp_file("$PostgreSQL::Test::Utils::log_path/writer_$name.log");
+	$refused += () = $log =~ /cannot write to \S+ directly/g;
+}
+note "direct writes on server a refused while their partition moved: $refused";
+is(on($coordinator, "SELECT string_agg(coalesce(server, 'here'), ' ' ORDER BY partition::text)
+	FROM partition_placement WHERE partition IN ('$across'::regclass, '$back'::regclass)"),
+	($across lt $back ? 'b here' : 'here b'), "$across is on server b, $back here");
+is(on($servers{a}, "SELECT count(*) FROM pg_class WHERE relname IN ('$across', '$back')")
+	  . ' ' . on($servers{b}, "SELECT count(*) FROM pg_class WHERE relname = '$across' AND relkind = 'r'"),
+	'0 1', "server a no longer holds either; server b holds $across");
+is(on($servers{a}, $ENGINE_LEFTOVERS), 'none', "nothing of the moves is left on server a");
+is(on($coordinator, "SELECT relkind::text || ' ' || (SELECT count(*) FROM pg_index WHERE indrelid = '$back'::regclass)
+	|| ' ' || (SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class
+	           WHERE oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = '$back'::regclass))
+	FROM pg_class WHERE oid = '$back'::regclass"),
+	"r 2 ${back}_id_idx,${back}_n_idx", "$back is a table here again, with the parent's indexes named after it");
+checked('a move across servers and one back');
+
+# Three servers to one, under the writers and readers.
+start_writer_loops($coordinator, %writers);
+($out, $err) = ('', '');
+$coordinator->psql('postgres', "CALL rebalance('items', ARRAY[NULL]::name[])", stdout => \$out, stderr => \$err);
+unlike($err, qr/ERROR/, "rebalance from three servers to one under writers");
+@announced = $err =~ /NOTICE:  rebalance of public\.items: moving/g;
+is(scalar(@announced) . " $out", '41 41', "rebalance made 41 moves, each announced");
+is(spread(), 'here 64', "all 64 partitions are here");
+is(tables_on('a') . ' ' . tables_on('b'), '0 0', "servers a and b hold no partition's table");
+is(on($coordinator, "SELECT count(*) FROM pg_class c JOIN pg_inherits i ON i.inhrelid = c.oid
+	WHERE i.inhparent = 'items'::regclass AND c.relkind = 'r'
+	  AND (SELECT count(*) FROM pg_index x WHERE x.indrelid = c.oid) = 2"),
+	$PARTITIONS, "every partition is a table here with the parent's two indexes");
+stop_writer_loops(sub { });
+checked('three servers to one');
+is(result_or_error($coordinator, 'postgres', "CALL rebalance('items', ARRAY[NULL]::name[])"), '0',
+	"called once more, rebalance has nothing to move");
+
+done_testing();
