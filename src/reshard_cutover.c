@@ -379,7 +379,7 @@ unit_move_cutover(engine *e)
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), e->budget_ms);
 	table_owner_context owner;
 	Oid			partition = state_oid(e, STATE_PARTITION);
-	Oid			target = linitial_oid(state_oids(e, STATE_SHADOWS));
+	Oid			target = moved_to(e);
 	reshard_grants *grants;
 
 	set_lock_timeout(e->budget_ms);

@@ -192,7 +192,8 @@ begin(engine *e, const char *operation, Oid partition, const char *server, bool 
 	if (load_state(e))
 	{
 		bool		same = strcmp(state_text(e, STATE_OPERATION), operation) == 0 &&
-			(!OidIsValid(partition) || state_oid(e, STATE_PARTITION) == partition) &&
+			(!OidIsValid(partition) || state_oid(e, STATE_PARTITION) == partition ||
+			 (moving(e) && partition == moved_to(e))) &&
 			(server == NULL ? state_is_null(e, STATE_SERVER) :
 			 !state_is_null(e, STATE_SERVER) && strcmp(state_text(e, STATE_SERVER), server) == 0);
 
@@ -471,14 +472,14 @@ partition_move(PG_FUNCTION_ARGS)
 				 errhint("partition_move moves a partition of a table partitioned by the extension.")));
 	if (get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE)
 		current = GetForeignServer(GetForeignTable(partition)->serverid)->servername;
-	/* where it is already: nothing to do, unless a move of it there was cut short after its cutover */
+	/* where it is already: nothing to do, unless a move of the table was cut short (it goes on, or is refused) */
 	if ((server == NULL) == (current == NULL) && (server == NULL || strcmp(server, current) == 0))
 	{
 		Oid			interrupted;
 		char	   *interrupted_server;
 
 		if (!interrupted_move(fcinfo, parent, PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), &interrupted,
-							  &interrupted_server) || interrupted != partition)
+							  &interrupted_server))
 		{
 			ereport(NOTICE,
 					(errmsg("partition %s is on %s already; nothing to do", relation_name(partition),

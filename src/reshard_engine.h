@@ -206,6 +206,7 @@ extern void apply_log(engine *e, int64 max_changes, TimestampTz deadline);
 extern void claim(engine *e);
 extern void unclaim(engine *e);
 extern bool moving(engine *e);
+extern Oid	moved_to(engine *e);
 extern void claim_new_parent(engine *e);
 extern void follow_new_parent(engine *e);
 extern char *relation_name(Oid relation);

@@ -89,7 +89,7 @@ index_shadows(engine *e)
 	/* a partition moved here from a server: the table's (its partitioned indexes) */
 	if (moving(e))
 	{
-		Oid			target = linitial_oid(state_oids(e, STATE_SHADOWS));
+		Oid			target = moved_to(e);
 
 		if (get_rel_relkind(target) != RELKIND_FOREIGN_TABLE)
 			clone_indexes(e->parent, target);

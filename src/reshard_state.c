@@ -707,6 +707,15 @@ moving(engine *e)
 	return strcmp(state_text(e, STATE_OPERATION), "move") == 0;
 }
 
+/* A move's table that takes the partition's place (here or a foreign table), once made; else InvalidOid. */
+Oid
+moved_to(engine *e)
+{
+	List	   *shadows = state_is_null(e, STATE_SHADOWS) ? NIL : state_oids(e, STATE_SHADOWS);
+
+	return shadows != NIL ? linitial_oid(shadows) : InvalidOid;
+}
+
 /*
  * Before the cutover commits: the new parent, whose OID the state row will
  * have, claimed too, so that no other backend can take the resharding over

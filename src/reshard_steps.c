@@ -356,7 +356,13 @@ step_undo(engine *e)
 		shard_views(e, "unpour");
 		shard_views(e, "restore");
 	}
-	if (e->cutover_committing && state_int64(e, STATE_SOURCES_COPIED) > state_array_length(e, STATE_SOURCES))
+	/*
+	 * (not for a move: its copy is dropped; and a write through postgres_fdw
+	 * to the table it made on a server would hold a lock there that the
+	 * undo's drop, through dblink, would wait for forever)
+	 */
+	if (e->cutover_committing && !moving(e) &&
+		state_int64(e, STATE_SOURCES_COPIED) > state_array_length(e, STATE_SOURCES))
 		apply_log(e, PG_INT64_MAX, DT_NOEND);
 	run_routine(e, ROUTINE_PHASE_UNDO, 1, BoolGetDatum(e->cutover_committing), 0);
 	table_owner_enter(e->parent, &owner);

@@ -129,7 +129,8 @@ CREATE TABLE engine_calls (run int PRIMARY KEY, pid int NOT NULL, at timestamptz
 -- the advisory lock 4242, which each writer round takes shared just before
 -- its COMMIT, and keeps it for the rest of the session; the caller then
 -- kills the backend or stops the server).  Gives "phase|pid|what it had
--- done" (the phase read again once the gate is closed), or "phase|" when
+-- done" (the phase read again once the gate is closed; any other action:
+-- nothing, the caller acts on the backend), or "phase|" when
 -- the call ended first.
 CREATE FUNCTION cut_at(t text, r int, wanted text, action text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE

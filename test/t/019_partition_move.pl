@@ -1,10 +1,10 @@
 # test/t/019_partition_move.pl
 #	partition_move: partitions of a table sharded by the extension moved,
-#	whole, from the coordinator to two postgres_fdw servers while writers
-#	insert, update and delete through the parent and readers read it; the
-#	call cut short in each phase (cancelled: it undoes itself; terminated:
-#	called again it goes on, or reshard_abort undoes it); a server stopped
-#	during a move.  Each time the table equals a mirror the writers change
+#	whole, from the coordinator to two postgres_fdw servers, between them
+#	and back, while writers insert, update and delete through the parent
+#	and readers read it; the call cut short in each phase (cancelled: it
+#	undoes itself; terminated or killed: called again it goes on, or
+#	reshard_abort undoes it); a server stopped during a move.  Each time the table equals a mirror the writers change
 #	in the same statements (EXCEPT ALL both ways), the parent keeps its OID,
 #	and what depends on it (a view, a grant) works.
 #
@@ -20,7 +20,9 @@ use lib "$FindBin::RealBin/../perl";
 use SubsettingTest;
 
 my $ROWS = 20000;
-my $coordinator = new_server('coordinator');
+# (PostgreSQL::Test::Cluster turns restart_after_crash off: a backend
+# killed must restart the coordinator, not stop it)
+my $coordinator = new_server('coordinator', 'restart_after_crash = on');
 my %servers = (a => new_server('server_a'), b => new_server('server_b'));
 
 sub on
@@ -123,37 +125,53 @@ is(on($coordinator, "SELECT count(*) FROM pg_class WHERE relname IN ('items_3', 
 	'0', "the moved partitions are no longer here");
 
 # Moves cut short, under the writers: cancelled in a phase (the call undoes
-# itself, and the table made on the server goes too), or terminated (called
-# again, it goes on; or reshard_abort undoes it).  A cut that comes after
-# the call ended changes nothing: the checks hold either way.
+# itself, and the table made on the server goes too), terminated (called
+# again, it goes on; or reshard_abort undoes it), or its backend killed
+# (the server restarts; then the same).  Out: from here to a server; back:
+# from a server here; across: from one server to the other.  A cut that
+# comes after the call ended changes nothing: the checks hold either way.
 my ($psql, $connstr) = ($coordinator->installed_command('psql'), $coordinator->connstr('postgres'));
 my @cuts = (
-	[ 'cancel', 'capture', '' ], [ 'cancel', 'copy', '' ], [ 'cancel', 'catch up', '' ], [ 'cancel', 'verify', '' ],
-	[ 'cancel', 'cutover', '' ], [ 'terminate', 'copy', 'again' ], [ 'terminate', 'verify', 'abort' ],
-	[ 'terminate', 'cutover', 'again' ], [ 'terminate', 'finish', 'abort' ]);
+	[ 'cancel', 'capture', '', 'out' ], [ 'cancel', 'copy', '', 'out' ], [ 'cancel', 'catch up', '', 'out' ],
+	[ 'cancel', 'verify', '', 'out' ], [ 'cancel', 'cutover', '', 'out' ], [ 'terminate', 'copy', 'again', 'out' ],
+	[ 'terminate', 'verify', 'abort', 'out' ], [ 'terminate', 'cutover', 'again', 'out' ],
+	[ 'terminate', 'finish', 'abort', 'out' ],
+	[ 'cancel', 'copy', '', 'back' ], [ 'cancel', 'cutover', '', 'across' ], [ 'terminate', 'catch up', 'abort', 'back' ],
+	[ 'terminate', 'verify', 'again', 'across' ], [ 'terminate', 'finish', 'again', 'back' ],
+	[ 'kill', 'copy', 'again', 'back' ], [ 'kill', 'cutover', 'abort', 'across' ], [ 'kill', 'finish', 'again', 'back' ]);
 start_writer_loops($coordinator, %writers);
 my $run = 0;
 my %inactive;
 for my $cut (@cuts)
 {
-	my ($how, $wanted, $then) = @$cut;
+	my ($how, $wanted, $then, $direction) = @$cut;
 	$run++;
-	my $partition = on($coordinator,
-		"SELECT partition FROM partition_placement WHERE \"table\" = 'items'::regclass AND server IS NULL
+	my ($partition, $from) = split /\|/, on($coordinator,
+		"SELECT partition, server FROM partition_placement WHERE \"table\" = 'items'::regclass
+		 AND " . ($direction eq 'out' ? 'server IS NULL' : 'server IS NOT NULL') . "
 		 ORDER BY bucket DESC LIMIT 1");
-	my $server = $run % 2 ? 'b' : 'a';
-	my $name = "run $run ($partition to $server, $how in $wanted" . ($then ? ", then $then" : '') . ')';
+	my $server = $direction eq 'out' ? ($run % 2 ? 'b' : 'a') : $direction eq 'back' ? '' : $from eq 'a' ? 'b' : 'a';
+	my $target = $server eq '' ? 'NULL' : "'$server'";
+	my $name = "run $run ($partition from " . ($from || 'here') . ' to ' . ($server || 'here')
+	  . ", $how in $wanted" . ($then ? ", then $then" : '') . ')';
 	my ($out, $err) = ('', '');
 	my $call = IPC::Run::start(
 		[
 			$psql, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $connstr,
 			'-c', "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
-			'-c', "CALL partition_move('$partition', '$server', cutover_budget => '1 s', cutover_attempts => 20)"
+			'-c', "CALL partition_move('$partition', $target, cutover_budget => '1 s', cutover_attempts => 20)"
 		],
 		'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	my $seen = on($coordinator, "SELECT cut_at('public.items', $run, '$wanted', '$how')");
-	$call->finish;
+	my $log_offset = -s $coordinator->logfile;
+	my $seen = on($coordinator, "SELECT cut_at('public.items', $run, '$wanted', '" . ($how eq 'kill' ? 'find' : $how) . "')");
 	my ($seen_phase, $pid) = split /\|/, $seen;
+	if ($how eq 'kill' && $pid)
+	{
+		kill 'KILL', $pid;
+		$call->finish;
+		wait_for_restart($coordinator, $log_offset);
+	}
+	$call->finish;
 	note "$name: " . ($pid ? "cut in phase $seen_phase" : "too late (phase $seen_phase)") . '; the call said: ' . ($err || '(nothing)');
 	$coordinator->poll_query_until('postgres',
 		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)")
@@ -161,31 +179,32 @@ for my $cut (@cuts)
 	my $phase = on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'");
 	if ($phase ne 'done' && $phase ne 'aborted')
 	{
-		my $elsewhere = $server eq 'a' ? 'b' : 'a';
-		like(result_or_error($coordinator, 'postgres', "CALL partition_move('$partition', '$elsewhere')"),
+		my $elsewhere = $server eq 'a' ? "'b'" : "'a'";
+		like(result_or_error($coordinator, 'postgres', "CALL partition_move('$partition', $elsewhere)"),
 			qr/an interrupted resharding of public\.items is in phase/,
 			"$name: interrupted, a move of the partition to another server is refused");
 		my $finish = $then eq 'abort' ? "CALL reshard_abort('items')"
-		  : "CALL partition_move('$partition', '$server', cutover_budget => '1 s', cutover_attempts => 20)";
+		  : "CALL partition_move('$partition', $target, cutover_budget => '1 s', cutover_attempts => 20)";
 		my ($o, $e) = ('', '');
 		$coordinator->psql('postgres', $finish, stdout => \$o, stderr => \$e);
 		unlike($e, qr/ERROR|FATAL/, "$name: interrupted in phase $phase, then $finish");
 		inactive_triggers_heard(\%inactive, $e);
 		$phase = on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'");
 	}
-	my $where = on($coordinator, "SELECT coalesce(server, 'here') FROM partition_placement WHERE partition = '$partition'::regclass");
-	my $there = on($servers{$server}, "SELECT to_regclass('public.$partition') IS NOT NULL");
-	if ($phase eq 'done')
-	{
-		is("$where $there", "$server t", "$name: moved, the partition is on server $server");
-	}
-	else
-	{
-		is("$phase $where $there", "aborted here f", "$name: undone, the partition is here, nothing of it on server $server");
-	}
+	my $where = on($coordinator, "SELECT coalesce(server, '') FROM partition_placement WHERE partition = '$partition'::regclass");
+	my %there = map { $_ => on($servers{$_}, "SELECT to_regclass('public.$partition') IS NOT NULL") } sort keys %servers;
+	my $expected = $phase eq 'done' ? $server : $from;
+	is("$phase $where " . join(' ', map { "$_:$there{$_}" } sort keys %there),
+		($phase eq 'done' ? 'done' : 'aborted') . " $expected " . join(' ', map { "$_:" . ($_ eq $expected ? 't' : 'f') } sort keys %there),
+		"$name: " . ($phase eq 'done' ? 'moved' : 'undone') . ', the partition is ' . ($expected ? "on server $expected" : 'here')
+		  . ', its table on no other server');
+	is(on($coordinator, "SELECT count(*) FROM pg_class WHERE relname = '$partition'"), '1',
+		"$name: one table of that name here");
 	inactive_triggers_heard(\%inactive, $err);
 	is((engine_leftovers_but($coordinator, \%inactive))[0], 'none',
 		"$name: nothing of the engine is left (but the inactive triggers an undo warned of)");
+	is(join(' ', map { on($servers{$_}, $ENGINE_LEFTOVERS) } sort keys %servers), 'none none',
+		"$name: nothing of the engine is left on the servers");
 }
 stop_writer_loops(sub { });
 same_as_mirror('after the moves cut short');

@@ -82,13 +82,15 @@ BEGIN
                                           ELSE 'TABLE' END, rel::regclass);
     END LOOP;
     -- A move to a server: the table it made there dropped, if it is the
-    -- one that carries its comment (reshard_phase_setup).
+    -- one that carries its comment (reshard_phase_setup), waiting for its
+    -- lock at most as long as the engine waits for its own.
     IF s.operation = 'move' AND s.server IS NOT NULL THEN
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'moved', s.partition;
         EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
                         WHERE x.extname = 'dblink'),
                        s.server, format($remote$
+            SET LOCAL lock_timeout = %L;
             DO $do$
             DECLARE
                 tbl text := %L;
@@ -97,7 +99,8 @@ BEGIN
                     EXECUTE pg_catalog.format('DROP TABLE %%s', tbl);
                 END IF;
             END
-            $do$$remote$, (SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition),
+            $do$$remote$, current_setting('lock_timeout'),
+                      (SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition),
                       'partition_move ' || name));
     END IF;
     IF s.operation = 'add' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
