@@ -288,6 +288,9 @@ unit_finish(engine *e)
 		set_lock_timeout(e->budget_ms);
 	if (last && !state_is_null(e, STATE_FOREIGN_KEYS) && state_array_length(e, STATE_FOREIGN_KEYS) > 0)
 		lock_relations(finish_relations(e), ShareRowExclusiveLock);
+	/* a move from a server: its table there dropped first, while the foreign table here still names it */
+	if (last && moving(e) && !state_is_null(e, STATE_SHARD_OPTIONS))
+		shard_views(e, "drop");
 	run_routine(e, ROUTINE_PHASE_FINISH, 0, 0, 0);
 	if (last && !state_is_null(e, STATE_SHARD_OPTIONS))
 		shard_views(e, "drop");

@@ -32,18 +32,14 @@ BEGIN
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
     USING s, ARRAY['finish'];
     -- A move: the partition it left dropped here (a table, or a foreign
-    -- table: then first its table on the server it left, with the objects
-    -- that refused direct writes to it, reshard_shard_views), and a table
-    -- it went to on a server given the partition's comment instead of the
-    -- move's.
+    -- table: the engine dropped its table on the server it left first,
+    -- with the objects that refused direct writes to it,
+    -- reshard_shard_views), and a table it went to on a server given the
+    -- partition's comment instead of the move's.
     IF s.operation = 'move' THEN
-        IF (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f' THEN
-            EXECUTE format('SELECT * FROM %s.reshard_shard_views($1, $2, $3)',
-                           (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-            INTO s USING s, 'drop', 0;
-            EXECUTE format('DROP FOREIGN TABLE %s', s.partition::regclass);
-        ELSIF EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
-            EXECUTE format('DROP TABLE %s', s.partition::regclass);
+        IF EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
+            EXECUTE format('DROP %s %s', CASE WHEN (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f'
+                                              THEN 'FOREIGN TABLE' ELSE 'TABLE' END, s.partition::regclass);
         END IF;
         IF s.server IS NULL THEN
             RETURN s;

@@ -288,12 +288,14 @@ BEGIN
             -- (%8$s: a partition moved from the server, once it has moved:
             -- its table there, with the triggers that refused direct writes)
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+                SET LOCAL lock_timeout = %9$L;
                 DROP VIEW IF EXISTS %6$s, %7$s, %5$s;
                 %8$s
                 DROP FUNCTION IF EXISTS %3$s(), %4$s();
                 DROP TABLE IF EXISTS %1$s;
                 $remote$, q[1], q[2], q[3], q[4], q[5], q[6], q[7],
-                CASE WHEN s.operation = 'move' AND s.phase = 'finish' THEN format('DROP TABLE IF EXISTS %s;', remote) ELSE '' END));
+                CASE WHEN s.operation = 'move' AND s.phase = 'finish' THEN format('DROP TABLE IF EXISTS %s;', remote) ELSE '' END,
+                lock_ms || 'ms'));
         ELSE
             RAISE EXCEPTION 'unknown action %', action;
         END CASE;
