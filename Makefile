@@ -23,6 +23,7 @@ OBJS = \
 	src/reshard_acl.o \
 	src/reshard_indexes.o \
 	src/reshard_shards.o \
+	src/reshard_copy.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \
@@ -90,6 +91,7 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_expect_phase.sql \
 	src/sql/resharding/reshard_object_name.sql \
 	src/sql/resharding/reshard_transfer_table.sql \
+	src/sql/resharding/reshard_copy_rows.sql \
 	src/sql/resharding/reshard_plan.sql \
 	src/sql/resharding/reshard_phase_setup.sql \
 	src/sql/resharding/reshard_phase_copy.sql \
@@ -201,7 +203,10 @@ PROVE_TESTS = test/t/*.pl
 # (src/compat.h, PostgreSQL 18 on); make dist names the archive with it.
 DISTVERSION = $(if $(word 3,$(subst ., ,$(EXTVERSION))),$(EXTVERSION),$(EXTVERSION).0)
 
-PG_CPPFLAGS = -I$(srcdir)/src -DSUBSETTING_VERSION='"$(DISTVERSION)"'
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir) -DSUBSETTING_VERSION='"$(DISTVERSION)"'
+# reshard_copy_rows (src/reshard_copy.c) opens connections of its own to
+# postgres_fdw servers: the module links libpq, as postgres_fdw does.
+SHLIB_LINK_INTERNAL = $(libpq)
 # Export only what the server looks up by name (src/compat.h says how).
 PG_CFLAGS = -fvisibility=hidden
 
