@@ -810,6 +810,7 @@ reshard_copy_rows(PG_FUNCTION_ARGS)
 	CopyEnd		dst;
 	uint64		count = 0;
 	int			nestlevel;
+	bool		pushed_snapshot = false;
 
 	if (source == target)
 		ereport(ERROR,
@@ -822,6 +823,17 @@ reshard_copy_rows(PG_FUNCTION_ARGS)
 
 	nestlevel = NewGUCNestLevel();
 	set_transfer_settings(!src.remote);
+
+	/*
+	 * The local source is read, and the local target written, under the
+	 * statement's snapshot; called where there is none (a procedure's C code
+	 * after a COMMIT), under a new one.
+	 */
+	if (!ActiveSnapshotSet())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed_snapshot = true;
+	}
 
 	PG_TRY();
 	{
@@ -855,6 +867,8 @@ reshard_copy_rows(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 
+	if (pushed_snapshot)
+		PopActiveSnapshot();
 	AtEOXact_GUC(true, nestlevel);
 	table_close(dst.rel, NoLock);
 	table_close(src.rel, NoLock);
