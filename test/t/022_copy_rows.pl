@@ -166,6 +166,23 @@ is(digest($coordinator, 'local2', $cols), $want, 'local to local: the rows, exac
 is(on($coordinator, "SELECT count(*) FROM (SELECT $cols FROM back2 EXCEPT ALL SELECT $cols FROM src) AS x"),
 	'0', 'copied back, EXCEPT ALL finds nothing');
 
+# Only the source's own rows, not its children's; a remote source that is
+# partitioned there: all its rows.
+on($coordinator,
+	"CREATE TABLE parent (id int, v text); CREATE TABLE child () INHERITS (parent);
+	 INSERT INTO parent VALUES (1, 'parent'); INSERT INTO child VALUES (2, 'child');
+	 CREATE TABLE got (id int, v text)");
+is(copy_rows('parent', 'got'), "1\n$settings", 'a local source with a child: its own row');
+is(on($coordinator, 'SELECT id, v FROM got'), '1|parent', 'only it');
+on($a,
+	"CREATE TABLE parted (id int, v text) PARTITION BY RANGE (id);
+	 CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (0) TO (10);
+	 CREATE TABLE parted_2 PARTITION OF parted FOR VALUES FROM (10) TO (20);
+	 INSERT INTO parted SELECT i, 'v' || i FROM generate_series(1, 19) AS i");
+on($coordinator, "CREATE FOREIGN TABLE fa_parted (id int, v text) SERVER a OPTIONS (table_name 'parted'); TRUNCATE got");
+is(copy_rows('fa_parted', 'got'), "19\n$settings", 'a remote source partitioned there: every row');
+is(on($coordinator, "SELECT count(DISTINCT id), sum(id) FROM got"), '19|190', 'each once');
+
 # Errors.
 on($coordinator, "CREATE TABLE chk_src AS SELECT i AS id, i AS v FROM generate_series(1, 200) AS i");
 like(copy_rows('chk_src', 'fa_checked'),
