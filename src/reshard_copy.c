@@ -375,7 +375,7 @@ open_end(CopyEnd *e, Oid relid, const char *role, LOCKMODE lockmode, AclMode mod
 	relkind = get_rel_relkind(relid);
 	if (relkind == '\0')
 		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s relation with OID %u does not exist", role, relid)));
 	if (!(relkind == RELKIND_RELATION || relkind == RELKIND_FOREIGN_TABLE ||
 		  (relkind == RELKIND_PARTITIONED_TABLE && mode == ACL_INSERT)))
