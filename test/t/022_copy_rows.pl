@@ -27,8 +27,8 @@ use SubsettingTest;
 
 my $BIG = 2_000_000;
 my $coordinator = new_server('coordinator');
-my $a = new_server('server_a');
-my $b = new_server('server_b');
+my $server_a = new_server('server_a');
+my $server_b = new_server('server_b');
 
 sub on
 {
@@ -43,7 +43,7 @@ CREATE DOMAIN posint AS int CHECK (VALUE > 0);
 CREATE TYPE pair AS (x int, y text);
 CREATE SCHEMA other;
 SQL
-on($_, $types) for ($coordinator, $a, $b);
+on($_, $types) for ($coordinator, $server_a, $server_b);
 
 # The source: a dropped column, a generated one, values to escape.
 on($coordinator, <<'SQL');
@@ -78,7 +78,7 @@ CREATE TABLE local2 (LIKE back2 INCLUDING ALL);
 SQL
 
 # Remote targets: the column t is t_remote there; on server b in schema other.
-for my $node ($a, $b)
+for my $node ($server_a, $server_b)
 {
 	on($node, <<'SQL');
 CREATE TABLE dst (iv interval, id int PRIMARY KEY, t_remote text, b bytea, ta text[], ia int[], c pair, j jsonb,
@@ -108,7 +108,7 @@ on($coordinator,
 			             OPTIONS (host '%s', port '%d', dbname 'postgres', batch_size '100', fetch_size '1000');
 			         CREATE USER MAPPING FOR CURRENT_USER SERVER %s;\n",
 				$name, $node->host, $node->port, $name)
-		} ([ a => $a ], [ b => $b ]))
+		} ([ a => $server_a ], [ b => $server_b ]))
 	  . <<'SQL');
 CREATE FOREIGN TABLE fa_dst (id int, t text OPTIONS (column_name 't_remote'), b bytea, ta text[], ia int[], c pair,
                              j jsonb, n numeric, f4 real, f8 double precision, ts timestamp, tz timestamptz,
@@ -155,12 +155,12 @@ sub copy_rows
 
 my $settings = "Pacific/Chatham|sql_standard|-15";
 is(copy_rows('src', 'fa_dst'), "8\n$settings", 'local to foreign: 8 rows, the settings kept');
-is(digest($a, 'dst', $remote_cols), $want, 'local to foreign: the rows, exactly');
+is(digest($server_a, 'dst', $remote_cols), $want, 'local to foreign: the rows, exactly');
 is(copy_rows('fa_dst', 'back2'), "8\n$settings", 'foreign to local: 8 rows');
 is(digest($coordinator, 'back2', $cols), $want, 'foreign to local: the rows, exactly');
 is(on($coordinator, "SELECT count(*) FROM back2 WHERE extra = 'x'"), '8', 'a default for a column not copied');
 is(copy_rows('fa_dst', 'fb_dst'), "8\n$settings", 'foreign to foreign (two servers): 8 rows');
-is(digest($b, 'other.dst', $remote_cols), $want, 'foreign to foreign: the rows, exactly (schema_name)');
+is(digest($server_b, 'other.dst', $remote_cols), $want, 'foreign to foreign: the rows, exactly (schema_name)');
 is(copy_rows('src', 'local2'), "8\n$settings", 'local to local: 8 rows');
 is(digest($coordinator, 'local2', $cols), $want, 'local to local: the rows, exactly');
 is(on($coordinator, "SELECT count(*) FROM (SELECT $cols FROM back2 EXCEPT ALL SELECT $cols FROM src) AS x"),
@@ -174,7 +174,7 @@ on($coordinator,
 	 CREATE TABLE got (id int, v text)");
 is(copy_rows('parent', 'got'), "1\n$settings", 'a local source with a child: its own row');
 is(on($coordinator, 'SELECT id, v FROM got'), '1|parent', 'only it');
-on($a,
+on($server_a,
 	"CREATE TABLE parted (id int, v text) PARTITION BY RANGE (id);
 	 CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (0) TO (10);
 	 CREATE TABLE parted_2 PARTITION OF parted FOR VALUES FROM (10) TO (20);
@@ -188,7 +188,7 @@ on($coordinator, "CREATE TABLE chk_src AS SELECT i AS id, i AS v FROM generate_s
 like(copy_rows('chk_src', 'fa_checked'),
 	qr/ERROR:  could not write rows on server "a" of target "fa_checked": new row for relation "checked" violates check constraint/,
 	'a row the remote CHECK refuses: the remote error');
-is(on($a, 'SELECT count(*) FROM checked'), '1', 'nothing committed remotely');
+is(on($server_a, 'SELECT count(*) FROM checked'), '1', 'nothing committed remotely');
 like(
 	result_or_error(
 		$coordinator, 'postgres',
@@ -211,10 +211,10 @@ like(copy_rows('chk_src', 'chk_src'), qr/ERROR:  cannot copy the rows of "chk_sr
 # Roles that are not superusers: alice logs in to server a with her
 # password; bob has no password in his mapping; dave has one, but server a
 # does not ask it of him; carol may not read the source.
-on($a,
+on($server_a,
 	"CREATE ROLE alice LOGIN PASSWORD 'alice secret'; CREATE ROLE bob LOGIN; CREATE ROLE dave LOGIN;
 	 GRANT INSERT ON people TO alice, bob, dave");
-password_logins($a, 'alice');
+password_logins($server_a, 'alice');
 on($coordinator,
 	"CREATE TABLE src_people AS SELECT i AS id, 'person ' || i AS v FROM generate_series(1, 3) AS i;
 	 CREATE ROLE alice; CREATE ROLE bob; CREATE ROLE carol; CREATE ROLE dave;
@@ -239,9 +239,9 @@ like(copy_as('dave'),
 	qr/ERROR:  password is required to connect to server "a" of target "fa_people"\nDETAIL:  Non-superuser cannot connect if the server does not request a password/,
 	'a password the server does not ask: refused');
 like(copy_as('carol'), qr/ERROR:  permission denied for table src_people/, 'no SELECT on the source: refused');
-is(on($a, 'SELECT count(*) FROM people'), '0', 'none of them wrote');
+is(on($server_a, 'SELECT count(*) FROM people'), '0', 'none of them wrote');
 is(copy_as('alice'), '3', 'a password (scram-sha-256): copied');
-is(on($a, "SELECT string_agg(v, ',' ORDER BY id) FROM people"), 'person 1,person 2,person 3', 'her rows');
+is(on($server_a, "SELECT string_agg(v, ',' ORDER BY id) FROM people"), 'person 1,person 2,person 3', 'her rows');
 on($coordinator, "ALTER USER MAPPING FOR bob SERVER a OPTIONS (ADD password_required 'false')");
 is(copy_as('bob'), '3', "password_required 'false', set by a superuser: copied");
 like(
@@ -263,14 +263,14 @@ like(
 	qr/ERROR:  canceling statement due to statement timeout/,
 	'statement_timeout cancels the copy');
 is(on($coordinator, 'SELECT 1'), '1', 'the coordinator answers');
-ok($a->poll_query_until('postgres',
+ok($server_a->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'subsetting'"),
 	'the remote session is gone');
-is(on($a, 'SELECT count(*) FROM big'), '0', 'nothing committed remotely');
+is(on($server_a, 'SELECT count(*) FROM big'), '0', 'nothing committed remotely');
 
 # Terminated while it copies.
 my $h = start_sql($coordinator, "SELECT reshard_copy_rows('big', 'fa_big')");
-ok($a->poll_query_until('postgres',
+ok($server_a->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'subsetting' AND query LIKE 'COPY%'"),
 	'the copy runs');
 on($coordinator,
@@ -280,22 +280,23 @@ like($err, qr/terminating connection due to administrator command/, 'terminated:
 ok($coordinator->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE 'SELECT reshard_copy_rows(''big''%'"),
 	'the backend is gone');
-ok($a->poll_query_until('postgres',
+ok($server_a->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'subsetting'"),
 	'the remote session is gone');
-is(on($a, 'SELECT count(*) FROM big'), '0', 'nothing committed remotely');
+is(on($server_a, 'SELECT count(*) FROM big'), '0', 'nothing committed remotely');
 
 # Server b stopped while it takes the rows.
 $h = start_sql($coordinator, "SELECT reshard_copy_rows('big', 'fb_big')");
-ok($b->poll_query_until('postgres',
+ok($server_b->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'subsetting' AND query LIKE 'COPY%'"),
 	'the copy runs');
-$b->stop('fast');
+$server_b->stop('fast');
 ($out, $err) = finish_sql($h);
+note("the error: $err");
 like($err, qr/ERROR:  could not \w+ [\w ]*on server "b" of target "fb_big"/, 'the server stopped: an error at once');
-$b->start;
-is(on($b, 'SELECT count(*) FROM big'), '0', 'nothing committed there');
+$server_b->start;
+is(on($server_b, 'SELECT count(*) FROM big'), '0', 'nothing committed there');
 is(on($coordinator, "SELECT reshard_copy_rows('big', 'fb_big')"), $BIG, 'called again: every row');
-is(on($b, 'SELECT count(*), sum(id) FROM big'), "$BIG|" . ($BIG * ($BIG + 1) / 2), 'each once');
+is(on($server_b, 'SELECT count(*), sum(id) FROM big'), "$BIG|" . ($BIG * ($BIG + 1) / 2), 'each once');
 
 done_testing();
