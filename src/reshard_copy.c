@@ -28,6 +28,7 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "access/xact.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -818,6 +819,9 @@ reshard_copy_rows(PG_FUNCTION_ARGS)
 				 errmsg("cannot copy the rows of \"%s\" into itself", get_rel_name(source))));
 	open_end(&src, source, "source", AccessShareLock, ACL_SELECT);
 	open_end(&dst, target, "target", RowExclusiveLock, ACL_INSERT);
+	/* a write, as INSERT into either would be (ExecCheckXactReadOnly) */
+	if (!RelationUsesLocalBuffers(dst.rel))
+		PreventCommandIfReadOnly("reshard_copy_rows()");
 	map_columns(&src, &dst);
 	initStringInfo(&src.buf);
 

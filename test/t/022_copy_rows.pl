@@ -206,6 +206,12 @@ on($coordinator,
 like(copy_rows('chk_src', 'fn'),
 	qr/ERROR:  target "fn" is a foreign table of server "nos" of foreign-data wrapper "nofdw", not of postgres_fdw/,
 	'a foreign table of another wrapper');
+like(
+	result_or_error(
+		$coordinator, 'postgres',
+		"START TRANSACTION READ ONLY; SELECT reshard_copy_rows('chk_src', 'fa_checked')"),
+	qr/ERROR:  cannot execute reshard_copy_rows\(\) in a read-only transaction/,
+	'a read-only transaction: refused');
 like(copy_rows('chk_src', 'chk_src'), qr/ERROR:  cannot copy the rows of "chk_src" into itself/, 'into itself');
 
 # Roles that are not superusers: alice logs in to server a with her
