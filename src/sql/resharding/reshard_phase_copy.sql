@@ -110,33 +110,49 @@ BEGIN
             EXECUTE format('INSERT INTO %s (key) SELECT DISTINCT (%s) FROM ONLY %s WHERE %s = %s',
                            s.hidden_keys[b + 1]::regclass, s.key, source::regclass, s.new_bucket_sql, b);
         END IF;
-        -- (into a shard, in batches: reshard_transfer_table)
-        EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)',
-                       (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-        INTO target USING s, s.shadows[b + 1];
-        -- (moving, the copy is the partition's one step: what a step cut
-        -- short after the server committed left there goes first)
-        IF s.operation = 'move' THEN
-            EXECUTE format('TRUNCATE %s', target::regclass);
-        END IF;
-        -- (moving, every row of the partition: its bound says they are of
-        -- its bucket; one on a server is read 10,000 rows at a time)
-        IF s.operation = 'move' THEN
+        IF s.operation = 'move' AND NOT is_foreign AND (SELECT relkind FROM pg_class WHERE oid = s.shadows[b + 1]) = 'f' THEN
+            -- A partition here to a server: the table there emptied (what a
+            -- step cut short left there: through dblink, committed at once),
+            -- then the rows sent with COPY over a connection of the engine's
+            -- own, committed there at once too (reshard_copy_rows).
+            EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
+                           (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                            WHERE x.extname = 'dblink'),
+                           s.server,
+                           format('TRUNCATE %s', (SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c
+                                                  JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition)));
+            EXECUTE format('SELECT %s.reshard_copy_rows($1, $2)',
+                           (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+            INTO n USING source, s.shadows[b + 1];
+        ELSE
+            -- (into a shard, in batches: reshard_transfer_table)
             EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)',
                            (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-            INTO read_from USING s, source;
-        ELSE
-            read_from := source;
-        END IF;
-        EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s',
-                       target::regclass, cols, cols, read_from::regclass,
-                       CASE WHEN s.operation = 'move' THEN 'true' ELSE format('%s = %s', s.new_bucket_sql, b) END);
-        GET DIAGNOSTICS n = ROW_COUNT;
-        IF target <> s.shadows[b + 1] THEN
-            EXECUTE format('DROP FOREIGN TABLE %s', target::regclass);
-        END IF;
-        IF read_from <> source THEN
-            EXECUTE format('DROP FOREIGN TABLE %s', read_from::regclass);
+            INTO target USING s, s.shadows[b + 1];
+            -- (moving, the copy is the partition's one step: what a step cut
+            -- short after the server committed left there goes first)
+            IF s.operation = 'move' THEN
+                EXECUTE format('TRUNCATE %s', target::regclass);
+            END IF;
+            -- (moving, every row of the partition: its bound says they are of
+            -- its bucket; one on a server is read 10,000 rows at a time)
+            IF s.operation = 'move' THEN
+                EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)',
+                               (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+                INTO read_from USING s, source;
+            ELSE
+                read_from := source;
+            END IF;
+            EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM ONLY %s WHERE %s',
+                           target::regclass, cols, cols, read_from::regclass,
+                           CASE WHEN s.operation = 'move' THEN 'true' ELSE format('%s = %s', s.new_bucket_sql, b) END);
+            GET DIAGNOSTICS n = ROW_COUNT;
+            IF target <> s.shadows[b + 1] THEN
+                EXECUTE format('DROP FOREIGN TABLE %s', target::regclass);
+            END IF;
+            IF read_from <> source THEN
+                EXECUTE format('DROP FOREIGN TABLE %s', read_from::regclass);
+            END IF;
         END IF;
         s.rows_copied := s.rows_copied + n;
         IF b <> s.sources_copied - 1 OR s.operation = 'move' THEN
