@@ -23,7 +23,8 @@ use SubsettingTest;
 my $PARTITIONS = 64;
 my $ROWS = 19200;
 my $coordinator = new_server('coordinator');
-my %servers = (a => new_server('server_a'), b => new_server('server_b'));
+# (server a logs its statements: the verification's reads of the copies)
+my %servers = (a => new_server('server_a', "log_statement = 'all'"), b => new_server('server_b'));
 
 sub on
 {
@@ -115,6 +116,13 @@ is(scalar(@announced) . " $out", '42 42', "rebalance made 42 moves, each announc
 is(spread(), 'here 22, a 21, b 21', "64 partitions: 22 here, 21 on a, 21 on b");
 is(tables_on('a') . ' ' . tables_on('b'), '21 21', "servers a and b hold a table for each of their partitions");
 stop_writer_loops(sub { });
+# Server a has the extension, of the same version: each move's verification
+# read the count and sum of the copy computed there, never the copy's rows
+# (nor did anything else read a partition whole, until the checks below).
+my $a_log = slurp_file($servers{a}->logfile);
+my $sums_read = () = $a_log =~ /SELECT n, total FROM public\.reshard_images_\d+_[0-9a-f]+/g;
+my $copies_read = () = $a_log =~ /DECLARE \S+ CURSOR FOR\s+SELECT id, v, n FROM public\.items_\d+\s*(?:\n|$)/g;
+is("$sums_read $copies_read", '21 0', "the 21 verifications of the moves to server a read its sums, no copy whole");
 checked('one server to three');
 
 # From one server to another (a to b), and from a server back here, while a

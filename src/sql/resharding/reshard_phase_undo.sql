@@ -32,6 +32,7 @@ DECLARE
     n bigint;
     ext text;
     name text;
+    images text;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -83,14 +84,17 @@ BEGIN
     END LOOP;
     -- A move to a server: the table it made there dropped, if it is the
     -- one that carries its comment (reshard_phase_setup), waiting for its
-    -- lock at most as long as the engine waits for its own.
+    -- lock at most as long as the engine waits for its own; first the view
+    -- of its count and sum the verification may have made there.
     IF s.operation = 'move' AND s.server IS NOT NULL THEN
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'moved', s.partition;
+        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO images USING s, 'images', s.partition;
         EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
                         WHERE x.extname = 'dblink'),
                        s.server, format($remote$
             SET LOCAL lock_timeout = %L;
+            DROP VIEW IF EXISTS %s;
             DO $do$
             DECLARE
                 tbl text := %L;
@@ -100,6 +104,7 @@ BEGIN
                 END IF;
             END
             $do$$remote$, current_setting('lock_timeout'),
+                      (SELECT format('%I.%I', n.nspname, images) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition),
                       (SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition),
                       'partition_move ' || name));
     END IF;

@@ -34,6 +34,12 @@ DECLARE
     misplaced bigint;
     bound text;
     bound_name text;
+    dblink text := (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                    WHERE x.extname = 'dblink');
+    remote_ext text;      -- moving to a server: the extension's schema there, if it is of this version
+    images text;          -- and the view there of its copy's count and sum (reshard_object_name)
+    remote_schema name;
+    remote_name name;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -84,13 +90,49 @@ BEGIN
     s.rows_verified := 0;
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         CONTINUE WHEN s.shadows[b + 1] IS NULL;
-        -- (a foreign table read in batches of 10,000 rows: reshard_transfer_table)
-        EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)', ext) INTO filled USING s, s.shadows[b + 1];
-        EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(ROW(%s))), 0) FROM %s AS t',
-                       ext, cols, filled)
-        INTO filled_count, filled_sum;
-        IF filled <> s.shadows[b + 1] THEN
-            EXECUTE format('DROP FOREIGN TABLE %s', filled);
+        -- Moving to a server that has the extension, of this version: the
+        -- count and sum of its copy computed there first, through a view
+        -- (made through dblink, dropped by the finish or the undo) read by
+        -- postgres_fdw in this transaction's snapshot there.  Read whole
+        -- only if they differ (a row image may differ on another platform,
+        -- or where a value holds an OID: an enum's).
+        filled_count := NULL;
+        IF s.operation = 'move' AND (SELECT relkind FROM pg_class WHERE oid = s.shadows[b + 1]) = 'f' THEN
+            EXECUTE format('SELECT x.schema FROM %s.dblink(%L, %L) AS x(schema text)', dblink, s.server,
+                           format('SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x
+                                   JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
+                                   WHERE x.extname = %L AND x.extversion = %L',
+                                  'subsetting', (SELECT extversion FROM pg_extension WHERE extname = 'subsetting')))
+            INTO remote_ext;
+            IF remote_ext IS NOT NULL THEN
+                EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO images USING s, 'images', s.partition;
+                SELECT n.nspname, c.relname INTO STRICT remote_schema, remote_name
+                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition;
+                EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, s.server,
+                               format('CREATE OR REPLACE VIEW %I.%I WITH (security_invoker = true) AS
+                                           SELECT pg_catalog.count(*) AS n,
+                                                  pg_catalog.sum(%s.reshard_row_image_hash(ROW(%s)))::pg_catalog.numeric AS total
+                                           FROM %I.%I AS t',
+                                      remote_schema, images, remote_ext, cols, remote_schema, remote_name));
+                EXECUTE format('CREATE FOREIGN TABLE %I.%I (n bigint, total numeric) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                               (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = s.parent),
+                               images, s.server, remote_schema, images);
+                EXECUTE format('SELECT n, coalesce(total, 0) FROM %I.%I',
+                               (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = s.parent), images)
+                INTO filled_count, filled_sum;
+                EXECUTE format('DROP FOREIGN TABLE %I.%I',
+                               (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = s.parent), images);
+            END IF;
+        END IF;
+        IF filled_count IS DISTINCT FROM source_counts[b + 1] OR filled_sum IS DISTINCT FROM source_sums[b + 1] THEN
+            -- (a foreign table read in batches of 10,000 rows: reshard_transfer_table)
+            EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)', ext) INTO filled USING s, s.shadows[b + 1];
+            EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(ROW(%s))), 0) FROM %s AS t',
+                           ext, cols, filled)
+            INTO filled_count, filled_sum;
+            IF filled <> s.shadows[b + 1] THEN
+                EXECUTE format('DROP FOREIGN TABLE %s', filled);
+            END IF;
         END IF;
         IF filled_count <> source_counts[b + 1] OR filled_sum <> source_sums[b + 1] THEN
             RAISE EXCEPTION 'the rows of bucket % of % differ from their copies in %', b, s.parent_name, s.shadows[b + 1]::regclass
