@@ -165,13 +165,20 @@ BEGIN
                 rs, o, r.remote_key, remote, q[1], q[2], q[3], q[4], q[5], q[6], q[7], names[2],
                 format($trigger$BEGIN
                     IF pg_catalog.current_setting('subsetting_reshard.through_%s', true) IS DISTINCT FROM 'on' THEN
-                        RAISE EXCEPTION 'cannot write to %% directly while it is resharded', TG_TABLE_NAME::text
+                        RAISE EXCEPTION 'cannot write to %% directly while it is %s', TG_TABLE_NAME::text
                             USING ERRCODE = 'object_in_use',
-                                  DETAIL = 'Rows of this table are moving to another shard; the table is written to only through the partitioned table it is a partition of.',
-                                  HINT = 'Write through that table, or wait until its resharding ended.';
+                                  DETAIL = %L,
+                                  HINT = %L;
                     END IF;
                     RETURN NULL;
-                END$trigger$, o),
+                END$trigger$, o,
+                CASE s.operation WHEN 'move' THEN 'moved' ELSE 'resharded' END,
+                CASE s.operation
+                    WHEN 'move' THEN 'This table is moving, whole, to another server; until then it is written to only through the partitioned table it is a partition of, and then it is dropped.'
+                    ELSE 'Rows of this table are moving to another shard; the table is written to only through the partitioned table it is a partition of.' END,
+                CASE s.operation
+                    WHEN 'move' THEN 'Write through that table: it reaches the partition wherever it is.'
+                    ELSE 'Write through that table, or wait until its resharding ended.' END),
                 -- whoever may read the key of the table may read the hidden keys
                 format($grants$DECLARE g text;
                 BEGIN
