@@ -138,7 +138,8 @@ my @cuts = (
 	[ 'terminate', 'finish', 'abort', 'out' ],
 	[ 'cancel', 'copy', '', 'back' ], [ 'cancel', 'cutover', '', 'across' ], [ 'terminate', 'catch up', 'abort', 'back' ],
 	[ 'terminate', 'verify', 'again', 'across' ], [ 'terminate', 'finish', 'again', 'back' ],
-	[ 'kill', 'copy', 'again', 'back' ], [ 'kill', 'cutover', 'abort', 'across' ], [ 'kill', 'finish', 'again', 'back' ]);
+	[ 'kill', 'copy', 'again', 'back' ], [ 'kill', 'cutover', 'abort', 'across' ], [ 'kill', 'finish', 'again', 'back' ],
+	[ 'kill', 'capture', 'again', 'out' ], [ 'kill', 'catch up', 'abort', 'across' ], [ 'kill', 'verify', 'again', 'out' ]);
 start_writer_loops($coordinator, %writers);
 my $run = 0;
 my %inactive;
@@ -339,5 +340,22 @@ is(on($coordinator, "SET ROLE alice; $owned_sum"), $owned_before, "every row of 
 on($coordinator, "SET ROLE alice; INSERT INTO owned (id, v) VALUES (2001, 'late'), (2002, 'later')");
 is(on($coordinator, "SET ROLE alice; SELECT string_agg(shout, ' ' ORDER BY id) FROM owned WHERE id > 2000"), 'LATE! LATER!',
 	"rows written after the move get their generated column, wherever they live");
+
+# And back: the superuser moves it here again.  Alice's index on the table
+# calls her function, which tries to make her a superuser: the move builds
+# it on the table it fills here as alice, in a security-restricted
+# operation, and she gains nothing; her table on server b is dropped.
+on($coordinator, "SET ROLE alice; CREATE INDEX owned_climb ON owned (climb(v))");
+$owned_before = on($coordinator, "SET ROLE alice; $owned_sum");
+is(result_or_error($coordinator, 'postgres', "CALL partition_move('owned_1', NULL)") =~ s/^\d+$/moved/r, 'moved',
+	"a superuser moves the partition of alice's table back here");
+is(on($coordinator, "SELECT rolsuper FROM pg_roles WHERE rolname = 'alice'"), 'f',
+	"alice is not a superuser after it, though her function ran to build her index");
+is(on($coordinator, "SELECT pg_get_userbyid(relowner) || ' ' || relkind::text || ' '
+	|| (SELECT count(*) FROM pg_index WHERE indrelid = 'owned_1'::regclass)
+	FROM pg_class WHERE oid = 'owned_1'::regclass")
+	  . ' ' . on($servers{b}, "SELECT to_regclass('public.owned_1') IS NULL"),
+	'alice r 1 t', "owned_1 is alice's table here again, with her index; server b no longer has it");
+is(on($coordinator, "SET ROLE alice; $owned_sum"), $owned_before, "every row of alice's table is there, as she reads it");
 
 done_testing();
