@@ -20,7 +20,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
-  inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins);
+  inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins
+  mirrored_writers $MIRROR_DIFFERENCE);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -218,6 +219,34 @@ sub wait_for_restart
 	$node->poll_query_until('postgres', 'SELECT true') or die $node->name . " does not come back";
 	return;
 }
+
+# mirrored_writers(READ): writers through a table items (id bigint, v
+# text, n int) of a mirror table mirror, ids from the sequence ids: each
+# statement changes the table and the mirror alike, or neither (insert,
+# update, delete, and rekey: a row deleted and inserted under a new id);
+# READ, a query of a row given the expression of an id, reads.  Ids are
+# picked once per statement from 1 to the sequence's last value.
+sub mirrored_writers
+{
+	my ($read) = @_;
+	my $pick = "(SELECT 1 + (random() * (SELECT last_value FROM ids))::bigint)";
+	return (
+		insert => "WITH i AS (INSERT INTO items (id, v) VALUES (nextval('ids'), 'inserted') RETURNING *)
+		           INSERT INTO mirror SELECT * FROM i",
+		update => "WITH u AS (UPDATE items SET n = n + 1, v = 'updated' WHERE id = $pick RETURNING *)
+		           UPDATE mirror AS m SET n = u.n, v = u.v FROM u WHERE m.id = u.id",
+		delete => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING id)
+		           DELETE FROM mirror AS m USING d WHERE m.id = d.id",
+		rekey => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING *),
+		                i AS (INSERT INTO items SELECT nextval('ids'), d.v, d.n FROM d RETURNING *),
+		                m AS (DELETE FROM mirror AS m USING d WHERE m.id = d.id)
+		           INSERT INTO mirror SELECT * FROM i",
+		read => $read->($pick));
+}
+
+# $MIRROR_DIFFERENCE: the rows only in items, and only in mirror ('0 0').
+our $MIRROR_DIFFERENCE = "SELECT (SELECT count(*) FROM (SELECT * FROM items EXCEPT ALL SELECT * FROM mirror) AS x) || ' '
+	|| (SELECT count(*) FROM (SELECT * FROM mirror EXCEPT ALL SELECT * FROM items) AS x)";
 
 # Writers that outlive their sessions (a terminated backend, a crash, a
 # restart): each a shell loop that runs one SQL statement in a psql of its

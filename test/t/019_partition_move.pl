@@ -55,30 +55,14 @@ on($coordinator,
 	     COMMENT ON TABLE items_3 IS 'bucket three'");
 my $parent_oid = on($coordinator, "SELECT 'items'::regclass::oid");
 
-# The writers: each statement changes the table and the mirror alike, or
-# neither; ids from 1 to the last one given, picked once per statement.
-my $pick = "(SELECT 1 + (random() * (SELECT last_value FROM ids))::bigint)";
-my %writers = (
-	insert => "WITH i AS (INSERT INTO items (id, v) VALUES (nextval('ids'), 'inserted') RETURNING *)
-	           INSERT INTO mirror SELECT * FROM i",
-	update => "WITH u AS (UPDATE items SET n = n + 1, v = 'updated' WHERE id = $pick RETURNING *)
-	           UPDATE mirror AS m SET n = u.n, v = u.v FROM u WHERE m.id = u.id",
-	delete => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING id)
-	           DELETE FROM mirror AS m USING d WHERE m.id = d.id",
-	rekey => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING *),
-	                i AS (INSERT INTO items SELECT nextval('ids'), d.v, d.n FROM d RETURNING *),
-	                m AS (DELETE FROM mirror AS m USING d WHERE m.id = d.id)
-	           INSERT INTO mirror SELECT * FROM i",
-	read => "SELECT count(*) FROM items WHERE id = $pick");
-
-my $same = "SELECT (SELECT count(*) FROM (SELECT * FROM items EXCEPT ALL SELECT * FROM mirror) AS x) || ' '
-	|| (SELECT count(*) FROM (SELECT * FROM mirror EXCEPT ALL SELECT * FROM items) AS x)";
+# The writers through the parent, and readers (mirrored_writers).
+my %writers = mirrored_writers(sub { "SELECT count(*) FROM items WHERE id = $_[0]" });
 
 # same_as_mirror(WHAT): the table is its mirror; reports the difference.
 sub same_as_mirror
 {
 	my ($what) = @_;
-	my $difference = on($coordinator, $same);
+	my $difference = on($coordinator, $MIRROR_DIFFERENCE);
 	is($difference, '0 0', "$what: the table equals its mirror (rows only in the table, only in the mirror)");
 	return;
 }

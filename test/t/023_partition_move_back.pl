@@ -59,31 +59,15 @@ my $parent_oid = on($coordinator, "SELECT 'items'::regclass::oid");
 on($coordinator, "CREATE USER MAPPING FOR reader SERVER $_ OPTIONS (user 'postgres', password_required 'false')")
   for sort keys %servers;
 
-# The writers through the parent: each statement changes the table and the
-# mirror alike, or neither; ids from 1 to the last one given.
-my $pick = "(SELECT 1 + (random() * (SELECT last_value FROM ids))::bigint)";
-my %writers = (
-	insert => "WITH i AS (INSERT INTO items (id, v) VALUES (nextval('ids'), 'inserted') RETURNING *)
-	           INSERT INTO mirror SELECT * FROM i",
-	update => "WITH u AS (UPDATE items SET n = n + 1, v = 'updated' WHERE id = $pick RETURNING *)
-	           UPDATE mirror AS m SET n = u.n, v = u.v FROM u WHERE m.id = u.id",
-	delete => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING id)
-	           DELETE FROM mirror AS m USING d WHERE m.id = d.id",
-	rekey => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING *),
-	                i AS (INSERT INTO items SELECT nextval('ids'), d.v, d.n FROM d RETURNING *),
-	                m AS (DELETE FROM mirror AS m USING d WHERE m.id = d.id)
-	           INSERT INTO mirror SELECT * FROM i",
-	read => "SELECT count(*), item_v($pick) FROM items WHERE id = $pick");
-
-my $same = "SELECT (SELECT count(*) FROM (SELECT * FROM items EXCEPT ALL SELECT * FROM mirror) AS x) || ' '
-	|| (SELECT count(*) FROM (SELECT * FROM mirror EXCEPT ALL SELECT * FROM items) AS x)";
+# The writers through the parent, and readers (mirrored_writers).
+my %writers = mirrored_writers(sub { "SELECT count(*), item_v($_[0]) FROM items WHERE id = $_[0]" });
 
 # checked(WHAT): the table is its mirror, the parent the same table, the
 # view and the grant on it work, nothing of the engine is left here.
 sub checked
 {
 	my ($what) = @_;
-	is(on($coordinator, $same), '0 0', "$what: the table equals its mirror (rows only in the table, only in the mirror)");
+	is(on($coordinator, $MIRROR_DIFFERENCE), '0 0', "$what: the table equals its mirror (rows only in the table, only in the mirror)");
 	is(on($coordinator, "SELECT 'items'::regclass::oid"), $parent_oid, "$what: the parent keeps its OID");
 	is(on($coordinator, "SET ROLE reader; SELECT n = (SELECT count(*) FROM items) FROM item_count"), 't',
 		"$what: a role granted SELECT on the parent and the view counts every row through the view");
