@@ -21,7 +21,7 @@ use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
   inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins
-  mirrored_writers $MIRROR_DIFFERENCE);
+  mirrored_writers $MIRROR_DIFFERENCE link_servers);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -217,6 +217,25 @@ sub wait_for_restart
 	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
 	$node->wait_for_log(qr/database system is ready to accept connections/, $offset);
 	$node->poll_query_until('postgres', 'SELECT true') or die $node->name . " does not come back";
+	return;
+}
+
+# link_servers(COORDINATOR, SERVERS): the extension on COORDINATOR and on
+# each server of SERVERS (a hash reference, by name); postgres_fdw and
+# dblink on COORDINATOR, with a foreign server of each name (its database
+# postgres) and a user mapping of the current user for it.
+sub link_servers
+{
+	my ($coordinator, $servers) = @_;
+	$servers->{$_}->safe_psql('postgres', 'CREATE EXTENSION subsetting') for sort keys %$servers;
+	$coordinator->safe_psql('postgres',
+		"CREATE EXTENSION subsetting; CREATE EXTENSION postgres_fdw; CREATE EXTENSION dblink;\n"
+		  . join('',
+			map {
+				sprintf("CREATE SERVER %s FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '%s', port '%d', dbname 'postgres');
+				         CREATE USER MAPPING FOR CURRENT_USER SERVER %s;\n",
+					$_, $servers->{$_}->host, $servers->{$_}->port, $_)
+			} sort keys %$servers));
 	return;
 }
 

@@ -32,16 +32,9 @@ sub on
 }
 
 $coordinator->safe_psql('postgres', $CUT_AT);
-on($_, 'CREATE EXTENSION subsetting') for values %servers;
+link_servers($coordinator, \%servers);
 on($coordinator,
-	"CREATE EXTENSION subsetting; CREATE EXTENSION postgres_fdw; CREATE EXTENSION dblink;\n"
-	  . join('',
-		map {
-			sprintf("CREATE SERVER %s FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '%s', port '%d', dbname 'postgres');
-			         CREATE USER MAPPING FOR CURRENT_USER SERVER %s;\n",
-				$_, $servers{$_}->host, $servers{$_}->port, $_)
-		} sort keys %servers)
-	  . "CREATE TABLE items (id bigint NOT NULL, v text DEFAULT 'new', n int NOT NULL DEFAULT 0 CHECK (n >= 0))
+	"CREATE TABLE items (id bigint NOT NULL, v text DEFAULT 'new', n int NOT NULL DEFAULT 0 CHECK (n >= 0))
 	         PARTITION BY HASH (id jumpbackhash8_int8_ops);
 	     SELECT format('CREATE TABLE items_%s PARTITION OF items FOR VALUES WITH (MODULUS 8, REMAINDER %s)', i, i)
 	     FROM generate_series(0, 7) AS i \\gexec

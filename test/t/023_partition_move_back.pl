@@ -32,16 +32,9 @@ sub on
 	return $node->safe_psql('postgres', $sql);
 }
 
-on($_, 'CREATE EXTENSION subsetting') for values %servers;
+link_servers($coordinator, \%servers);
 on($coordinator,
-	"CREATE EXTENSION subsetting; CREATE EXTENSION postgres_fdw; CREATE EXTENSION dblink;\n"
-	  . join('',
-		map {
-			sprintf("CREATE SERVER %s FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '%s', port '%d', dbname 'postgres');
-			         CREATE USER MAPPING FOR CURRENT_USER SERVER %s;\n",
-				$_, $servers{$_}->host, $servers{$_}->port, $_)
-		} sort keys %servers)
-	  . "CREATE TABLE items (id bigint NOT NULL, v text DEFAULT 'new', n int NOT NULL DEFAULT 0 CHECK (n >= 0))
+	"CREATE TABLE items (id bigint NOT NULL, v text DEFAULT 'new', n int NOT NULL DEFAULT 0 CHECK (n >= 0))
 	         PARTITION BY LIST (jumpbackhash(id, $PARTITIONS));
 	     SELECT format('CREATE TABLE items_%s PARTITION OF items FOR VALUES IN (%s)', i, i)
 	     FROM generate_series(0, $PARTITIONS - 1) AS i \\gexec
@@ -164,6 +157,19 @@ is(on($coordinator, "SELECT relkind::text || ' ' || (SELECT count(*) FROM pg_ind
 	FROM pg_class WHERE oid = '$back'::regclass"),
 	"r 2 ${back}_id_idx,${back}_n_idx", "$back is a table here again, with the parent's indexes named after it");
 checked('a move across servers and one back');
+
+# What the server a partition leaves must allow, checked there before
+# anything is made: nothing of its own depends on the table (the move drops
+# it).
+my $kept = on($coordinator,
+	"SELECT partition FROM partition_placement WHERE \"table\" = 'items'::regclass AND server = 'b' ORDER BY bucket LIMIT 1");
+on($servers{b}, "CREATE VIEW kept_rows AS SELECT * FROM $kept");
+like(result_or_error($coordinator, 'postgres', "CALL partition_move('$kept', NULL)"),
+	qr/cannot move public\.$kept from server "b": view kept_rows depends on public\.$kept there/,
+	"a view on server b of the table of $kept: its move back is refused, naming the view");
+on($servers{b}, "DROP VIEW kept_rows");
+is(on($coordinator, $ENGINE_LEFTOVERS) . ' ' . on($coordinator, "SELECT coalesce(server, 'here') FROM partition_placement WHERE partition = '$kept'::regclass"),
+	'none b', "the refused moves made nothing: $kept is on server b");
 
 # Three servers to one, under the writers and readers.
 start_writer_loops($coordinator, %writers);

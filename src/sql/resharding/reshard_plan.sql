@@ -239,7 +239,10 @@ BEGIN
             UNION ALL
             SELECT format('statistics object %s', x.stxname) FROM pg_statistic_ext x WHERE x.stxrelid = partition
             UNION ALL
-            SELECT DISTINCT format('%s depends on it', pg_describe_object(d.classid, d.objid, d.objsubid))
+            SELECT DISTINCT format('%s depends on it',
+                                   CASE WHEN d.classid = 'pg_rewrite'::regclass   -- a view's rule: the view
+                                        THEN pg_describe_object('pg_class'::regclass, (SELECT ev_class FROM pg_rewrite WHERE oid = d.objid), 0)
+                                        ELSE pg_describe_object(d.classid, d.objid, d.objsubid) END)
             FROM pg_depend d
             WHERE d.deptype = 'n' AND d.refclassid = 'pg_class'::regclass AND d.refobjid = partition
               AND d.classid NOT IN ('pg_constraint'::regclass, 'pg_attrdef'::regclass)) AS t;
@@ -294,7 +297,11 @@ BEGIN
                                                                                                           WHERE oid = pg_catalog.to_regclass(%1$L)), 'CREATE')
                                                                  THEN pg_catalog.format('%%I may not create in the schema of %%s there', current_user, %1$L)
                                                                  ELSE (SELECT pg_catalog.format('%%s depends on %%s there',
-                                                                                                pg_catalog.string_agg(pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid), ', '), %1$L)
+                                                                                                pg_catalog.string_agg(DISTINCT
+                                                                                                    CASE WHEN d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+                                                                                                         THEN pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass,
+                                                                                                                                            (SELECT ev_class FROM pg_catalog.pg_rewrite WHERE oid = d.objid), 0)
+                                                                                                         ELSE pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) END, ', '), %1$L)
                                                                        FROM pg_catalog.pg_depend d
                                                                        WHERE d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
                                                                          AND d.refobjid = pg_catalog.to_regclass(%1$L) AND d.deptype = 'n'
