@@ -336,10 +336,15 @@ connect_remote(CopyEnd *e)
 	if (PQsetnonblocking(e->conn, 1) != 0)
 		connection_error(e, "set the connection nonblocking");
 
+	/*
+	 * (and no time limit of the role's there, or of the server's: the copy
+	 * is as long as the table, and this backend's cancel ends it)
+	 */
 	run_remote(e,
 			   "SET search_path = pg_catalog; SET datestyle = ISO; "
 			   "SET intervalstyle = postgres; SET extra_float_digits = 3; "
-			   "SET timezone = 'UTC'; SET bytea_output = hex; SET lc_monetary = 'C'",
+			   "SET timezone = 'UTC'; SET bytea_output = hex; SET lc_monetary = 'C'; "
+			   "SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0",
 			   PGRES_COMMAND_OK, "configure the remote session");
 }
 
@@ -732,7 +737,7 @@ copy_into_remote(CopyEnd *src, CopyEnd *dst)
 	int			rc;
 
 	connect_remote(dst);
-	run_remote(dst, "START TRANSACTION", PGRES_COMMAND_OK, "begin a transaction");
+	run_remote(dst, "START TRANSACTION READ WRITE", PGRES_COMMAND_OK, "begin a transaction");
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "COPY %s (", dst->remote_name);
 	for (i = 0; i < dst->ncols; i++)

@@ -305,4 +305,19 @@ is(on($server_b, 'SELECT count(*) FROM big'), '0', 'nothing committed there');
 is(on($coordinator, "SELECT reshard_copy_rows('big', 'fb_big')"), $BIG, 'called again: every row');
 is(on($server_b, 'SELECT count(*), sum(id) FROM big'), "$BIG|" . ($BIG * ($BIG + 1) / 2), 'each once');
 
+# The remote role's time limit and read-only default (as an application's
+# role may have), which the copy must not depend on either: a copy longer
+# than that limit, into a server where that role's transactions read only
+# unless told otherwise.
+on($server_a,
+	"ALTER ROLE CURRENT_USER SET statement_timeout = '100ms';
+	 ALTER ROLE CURRENT_USER SET default_transaction_read_only = on");
+is(on($coordinator, "SELECT reshard_copy_rows('big', 'fa_big')"), $BIG,
+	"a copy longer than the remote role's statement_timeout, into a server where it reads only by default");
+is(on($server_a, "SET statement_timeout = 0; SELECT count(*), sum(id) FROM big"), "$BIG|" . ($BIG * ($BIG + 1) / 2),
+	'each row once');
+on($server_a,
+	"SET default_transaction_read_only = off; ALTER ROLE CURRENT_USER RESET statement_timeout;
+	 ALTER ROLE CURRENT_USER RESET default_transaction_read_only");
+
 done_testing();

@@ -65,7 +65,8 @@ BEGIN
                                (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
                                 WHERE x.extname = 'dblink'),
                                s.server,
-                               (SELECT string_agg(u.statement || ';', E'\n')
+                               -- (as long as the table takes: no time limit of the role's there)
+                               (SELECT 'SET LOCAL statement_timeout = 0;' || string_agg(u.statement || ';', E'\n')
                                 FROM (SELECT format('CREATE INDEX IF NOT EXISTS %I ON %s USING %I (%s)%s%s',
                                                     CASE WHEN model = s.partition THEN i.relname::text
                                                          ELSE left((SELECT relname FROM pg_class WHERE oid = s.partition) || '_' || i.relname, 63) END,
