@@ -40,6 +40,7 @@ DECLARE
     images text;          -- and the view there of its copy's count and sum (reshard_object_name)
     remote_schema name;
     remote_name name;
+    images_here text;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -108,20 +109,18 @@ BEGIN
                 EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO images USING s, 'images', s.partition;
                 SELECT n.nspname, c.relname INTO STRICT remote_schema, remote_name
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition;
+                -- (here, a foreign table on that view, in the table's schema, for this transaction)
+                images_here := format('%I.%I', (SELECT c.relnamespace::regnamespace::name FROM pg_class c WHERE c.oid = s.parent), images);
                 EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, s.server,
                                format('CREATE OR REPLACE VIEW %I.%I WITH (security_invoker = true) AS
                                            SELECT pg_catalog.count(*) AS n,
                                                   pg_catalog.sum(%s.reshard_row_image_hash(ROW(%s)))::pg_catalog.numeric AS total
                                            FROM %I.%I AS t',
                                       remote_schema, images, remote_ext, cols, remote_schema, remote_name));
-                EXECUTE format('CREATE FOREIGN TABLE %I.%I (n bigint, total numeric) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                               (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = s.parent),
-                               images, s.server, remote_schema, images);
-                EXECUTE format('SELECT n, coalesce(total, 0) FROM %I.%I',
-                               (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = s.parent), images)
-                INTO filled_count, filled_sum;
-                EXECUTE format('DROP FOREIGN TABLE %I.%I',
-                               (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = s.parent), images);
+                EXECUTE format('CREATE FOREIGN TABLE %s (n bigint, total numeric) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                               images_here, s.server, remote_schema, images);
+                EXECUTE format('SELECT n, coalesce(total, 0) FROM %s', images_here) INTO filled_count, filled_sum;
+                EXECUTE format('DROP FOREIGN TABLE %s', images_here);
             END IF;
         END IF;
         IF filled_count IS DISTINCT FROM source_counts[b + 1] OR filled_sum IS DISTINCT FROM source_sums[b + 1] THEN
