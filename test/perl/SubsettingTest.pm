@@ -21,7 +21,7 @@ use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
   inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins
-  mirrored_writers $MIRROR_DIFFERENCE link_servers);
+  mirrored_writers items_equal_mirror close_gate open_gate link_servers);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -241,15 +241,22 @@ sub link_servers
 
 # mirrored_writers(READ): writers through a table items (id bigint, v
 # text, n int) of a mirror table mirror, ids from the sequence ids: each
-# statement changes the table and the mirror alike, or neither (insert,
+# transaction changes the table and the mirror alike, or neither (insert,
 # update, delete, and rekey: a row deleted and inserted under a new id);
 # READ, a query of a row given the expression of an id, reads.  Ids are
 # picked once per statement from 1 to the sequence's last value.
+#	postgres_fdw commits a writer's transaction on a server before it
+# commits here, without two-phase commit: a crash here in between would
+# leave a row changed there but not in the mirror, a difference that is
+# postgres_fdw's, not the engine's.  So each writer takes the gate (the
+# advisory lock 4242, shared) just before its COMMIT: a test that crashes a
+# server or stops one closes the gate first (close_gate), and finds no
+# writer committing.
 sub mirrored_writers
 {
 	my ($read) = @_;
 	my $pick = "(SELECT 1 + (random() * (SELECT last_value FROM ids))::bigint)";
-	return (
+	my %writes = (
 		insert => "WITH i AS (INSERT INTO items (id, v) VALUES (nextval('ids'), 'inserted') RETURNING *)
 		           INSERT INTO mirror SELECT * FROM i",
 		update => "WITH u AS (UPDATE items SET n = n + 1, v = 'updated' WHERE id = $pick RETURNING *)
@@ -259,13 +266,62 @@ sub mirrored_writers
 		rekey => "WITH d AS (DELETE FROM items WHERE id = $pick RETURNING *),
 		                i AS (INSERT INTO items SELECT nextval('ids'), d.v, d.n FROM d RETURNING *),
 		                m AS (DELETE FROM mirror AS m USING d WHERE m.id = d.id)
-		           INSERT INTO mirror SELECT * FROM i",
+		           INSERT INTO mirror SELECT * FROM i");
+	return (
+		(map { ($_ => "BEGIN; $writes{$_}; SELECT pg_advisory_xact_lock_shared(4242); COMMIT") } keys %writes),
 		read => $read->($pick));
 }
 
-# $MIRROR_DIFFERENCE: the rows only in items, and only in mirror ('0 0').
-our $MIRROR_DIFFERENCE = "SELECT (SELECT count(*) FROM (SELECT * FROM items EXCEPT ALL SELECT * FROM mirror) AS x) || ' '
-	|| (SELECT count(*) FROM (SELECT * FROM mirror EXCEPT ALL SELECT * FROM items) AS x)";
+# items_equal_mirror(NODE, WHAT): the table items of NODE equals its mirror
+# (EXCEPT ALL both ways); on failure, the first rows that differ, each with
+# its partition.
+sub items_equal_mirror
+{
+	my ($node, $what) = @_;
+	my $only = sub {
+		my ($a, $b) = @_;
+		return "SELECT count(*) FROM (SELECT * FROM $a EXCEPT ALL SELECT * FROM $b) AS x";
+	};
+	my $ok = Test::More::is($node->safe_psql('postgres', "SELECT (" . $only->('items', 'mirror') . ") || ' ' || (" . $only->('mirror', 'items') . ")"),
+		'0 0', "$what: the table equals its mirror (rows only in the table, only in the mirror)");
+	Test::More::diag($node->safe_psql('postgres',
+		"SELECT 'only in the table: ' || x::text || ' in ' || i.tableoid::regclass::text
+		 FROM (SELECT * FROM items EXCEPT ALL SELECT * FROM mirror) AS x JOIN items AS i ON i.id = x.id
+		 UNION ALL
+		 (SELECT 'only in the mirror: ' || x::text || coalesce(' (in the table as ' || i::text || ')', '')
+		  FROM (SELECT * FROM mirror EXCEPT ALL SELECT * FROM items) AS x LEFT JOIN items AS i ON i.id = x.id)
+		 LIMIT 20"))
+	  unless $ok;
+	return;
+}
+
+# close_gate(NODE, TABLE, RUN, PHASE): in a session of its own, waits for
+# the call of RUN (engine_calls) to reach PHASE or a later one, then closes
+# the writers' gate (cut_at, action 'gate') and keeps it closed while the
+# session lasts.  Returns cut_at's answer and the session, for open_gate.
+sub close_gate
+{
+	my ($node, $table, $run, $phase) = @_;
+	my $session = { in => '', out => '', err => '' };
+	$session->{run} = IPC::Run::start([ $node->installed_command('psql'), '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
+		'<', \$session->{in}, '>', \$session->{out}, '2>', \$session->{err},
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	$session->{in} .= "SELECT cut_at('$table', $run, '$phase', 'gate');\n";
+	pump_until($session->{run}, IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default), \$session->{out}, qr/\n/)
+	  or die "the watcher does not answer: $session->{err}";
+	chomp(my $answer = $session->{out});
+	return ($answer, $session);
+}
+
+# open_gate(SESSION): the session of close_gate ends (if a crash has not
+# ended it already), and the gate opens.
+sub open_gate
+{
+	my ($session) = @_;
+	$session->{in} .= "\\q\n";
+	eval { $session->{run}->finish };
+	return;
+}
 
 # Writers that outlive their sessions (a terminated backend, a crash, a
 # restart): each a shell loop that runs one SQL statement in a psql of its

@@ -4,9 +4,11 @@
 #	and back, while writers insert, update and delete through the parent
 #	and readers read it; the call cut short in each phase (cancelled: it
 #	undoes itself; terminated or killed: called again it goes on, or
-#	reshard_abort undoes it); a server stopped during a move.  Each time the table equals a mirror the writers change
-#	in the same statements (EXCEPT ALL both ways), the parent keeps its OID,
-#	and what depends on it (a view, a grant) works.
+#	reshard_abort undoes it); a server stopped during a move.  Each time the
+#	table equals a mirror the writers change in the same transactions
+#	(EXCEPT ALL both ways), the parent keeps its OID, and what depends on it
+#	(a view, a grant) works.  Before a kill or a server's stop, the writers'
+#	gate closes (mirrored_writers says why).
 #
 # suite: partition move
 use strict;
@@ -51,15 +53,6 @@ my $parent_oid = on($coordinator, "SELECT 'items'::regclass::oid");
 # The writers through the parent, and readers (mirrored_writers).
 my %writers = mirrored_writers(sub { "SELECT count(*) FROM items WHERE id = $_[0]" });
 
-# same_as_mirror(WHAT): the table is its mirror; reports the difference.
-sub same_as_mirror
-{
-	my ($what) = @_;
-	my $difference = on($coordinator, $MIRROR_DIFFERENCE);
-	is($difference, '0 0', "$what: the table equals its mirror (rows only in the table, only in the mirror)");
-	return;
-}
-
 # placement(): "partition:server" of each partition, in bucket order.
 sub placement
 {
@@ -79,7 +72,7 @@ like($moved_b, qr/^[1-9][0-9]*$/, "items_5 moved to server b under writers ($mov
 my $moved_6 = on($coordinator, "CALL partition_move('items_6', 'a')");
 like($moved_6, qr/^[1-9][0-9]*$/, "items_6 moved to server a under writers ($moved_6 rows)");
 stop_writer_loops(sub { });
-same_as_mirror('after three moves under writers');
+items_equal_mirror($coordinator, 'after three moves under writers');
 is(on($coordinator, "SELECT 'items'::regclass::oid"), $parent_oid, "the parent keeps its OID");
 is(on($coordinator, "SELECT n = (SELECT count(*) FROM mirror) FROM item_count"), 't', "the view on the parent counts every row");
 # (a role that reads a foreign partition needs a user mapping of its own)
@@ -141,7 +134,8 @@ for my $cut (@cuts)
 		],
 		'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
 	my $log_offset = -s $coordinator->logfile;
-	my $seen = on($coordinator, "SELECT cut_at('public.items', $run, '$wanted', '" . ($how eq 'kill' ? 'find' : $how) . "')");
+	my ($seen, $gate) = $how eq 'kill' ? close_gate($coordinator, 'public.items', $run, $wanted)
+	  : (on($coordinator, "SELECT cut_at('public.items', $run, '$wanted', '$how')"));
 	my ($seen_phase, $pid) = split /\|/, $seen;
 	if ($how eq 'kill' && $pid)
 	{
@@ -151,6 +145,7 @@ for my $cut (@cuts)
 		$call->finish;
 		wait_for_restart($coordinator, $log_offset) if $err =~ /connection to server was lost/;
 	}
+	open_gate($gate) if $gate;
 	$call->finish;
 	note "$name: " . ($pid ? "cut in phase $seen_phase" : "too late (phase $seen_phase)") . '; the call said: ' . ($err || '(nothing)');
 	$coordinator->poll_query_until('postgres',
@@ -187,7 +182,7 @@ for my $cut (@cuts)
 		"$name: nothing of the engine is left on the servers");
 }
 stop_writer_loops(sub { });
-same_as_mirror('after the moves cut short');
+items_equal_mirror($coordinator, 'after the moves cut short');
 
 # A server stopped during a move to it: the call fails (and cannot drop
 # what it made there: a WARNING); the table stays whole and writable here;
@@ -203,9 +198,9 @@ my $call = IPC::Run::start(
 		'-c', "CALL partition_move('$partition', 'b')"
 	],
 	'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-my $seen = on($coordinator, "SELECT cut_at('public.items', $run, 'catch up', 'gate')");
+my ($seen, $gate) = close_gate($coordinator, 'public.items', $run, 'catch up');
 $servers{b}->stop('immediate');
-on($coordinator, "SELECT pg_advisory_unlock_all()");
+open_gate($gate);
 $call->finish;
 note "a move of $partition to server b, which stopped in phase " . (split /\|/, $seen)[0] . ": the call said: " . ($err || '(nothing)');
 is(on($coordinator, "SELECT coalesce(server, 'here') FROM partition_placement WHERE partition = '$partition'::regclass"),
@@ -224,7 +219,7 @@ if ($phase ne 'aborted' && $phase ne 'done')
 is(on($coordinator, "SELECT phase FROM reshard_progress WHERE \"table\" = 'public.items'")
 	  . ' ' . on($servers{b}, "SELECT to_regclass('public.$partition') IS NOT NULL"),
 	($phase eq 'done' ? 'done t' : 'aborted f'), "once server b is back, nothing of the move is left there");
-same_as_mirror('after a server stopped during a move');
+items_equal_mirror($coordinator, 'after a server stopped during a move');
 
 # rebalance: 12 partitions here spread over here and servers a and b, 4
 # each, under a reader; cut short in its first move (terminated), then
