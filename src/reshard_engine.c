@@ -160,10 +160,12 @@ cut_short_in_cutover(engine *e)
 static bool undo(engine *e);
 
 /*
- * Whether a resharding that has not cut over has copied rows into an
- * unlogged table: a crash since then may have emptied it (crash recovery
+ * Whether a resharding that has not cut over has copied rows from or into
+ * an unlogged table: a crash since then may have emptied it (crash recovery
  * resets unlogged tables), and nothing but the verification would see it;
- * so it is not continued but undone and done again.
+ * so it is not continued but undone and done again.  (A move of an unlogged
+ * partition to a server would otherwise bring back, on the server, the rows
+ * the crash emptied here.)
  */
 static bool
 copies_unlogged(engine *e)
@@ -173,7 +175,7 @@ copies_unlogged(engine *e)
 	if (e->phase == PHASE_SETUP || e->phase == PHASE_CAPTURE || e->phase == PHASE_FINISH || phase_ended(e->phase) ||
 		e->phase == PHASE_UNDO || (e->phase == PHASE_COPY && state_int64(e, STATE_SOURCES_COPIED) == 0))
 		return false;
-	foreach(cell, state_oids(e, STATE_SHADOWS))
+	foreach(cell, list_concat(state_oids(e, STATE_SHADOWS), state_oids(e, STATE_SOURCES)))
 		if (get_rel_persistence(lfirst_oid(cell)) == RELPERSISTENCE_UNLOGGED)
 			return true;
 	return false;
@@ -215,7 +217,7 @@ begin(engine *e, const char *operation, Oid partition, const char *server, bool 
 				return true;
 			}
 			ereport(NOTICE,
-					(errmsg("the interrupted resharding of %s copied into unlogged tables, which a crash empties: "
+					(errmsg("the interrupted resharding of %s copies from or into unlogged tables, which a crash empties: "
 							"it is undone and done again", relation_name(e->parent))));
 			(void) undo(e);
 		}

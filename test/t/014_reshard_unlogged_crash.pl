@@ -20,6 +20,11 @@
 #	engine is left.  Then the partition is removed again for the next
 #	round.  Nothing checked depends on timing: the steps are driven one by
 #	one, and the crash comes between two of them.
+#	Then a move of the unlogged partition t_1 to a server (partition_move),
+#	the server crashing while the move waits for its cutover (a reader
+#	holds the table): called again, the move must not bring back on the
+#	server the rows the crash emptied here, but be undone and done again
+#	from what t_1 holds then.
 use strict;
 use warnings FATAL => 'all';
 
@@ -30,9 +35,10 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use SubsettingTest;
 
-my $node = new_server('unlogged');
+my $node = new_server('unlogged', 'restart_after_crash = on');
+my $server = new_server('server_a');
+link_servers($node, { a => $server });
 $node->safe_psql('postgres', q{
-CREATE EXTENSION subsetting;
 CREATE TABLE t (id bigint NOT NULL, v text) PARTITION BY LIST (jumpbackhash(id, 2));
 CREATE TABLE t_0 PARTITION OF t FOR VALUES IN (0);
 CREATE UNLOGGED TABLE t_1 PARTITION OF t FOR VALUES IN (1);
@@ -71,7 +77,7 @@ END
 	$node->safe_psql('postgres', 'DROP TABLE before; CREATE TABLE before AS SELECT * FROM t');
 	my ($ret, $out, $err) = $node->psql('postgres', "CALL reshard_add_partition('t', 't_2')");
 	is($ret, 0, "$phase: after the crash, called again, it ends") or diag($err);
-	like($err, qr/copied into unlogged tables, which a crash empties: it is undone and done again/,
+	like($err, qr/copies from or into unlogged tables, which a crash empties: it is undone and done again/,
 		"$phase: it says it is done again");
 	is($node->safe_psql('postgres', "SELECT phase FROM reshard_progress"), 'done', "$phase: done");
 	is($node->safe_psql('postgres', $same), '0', "$phase: every row of before, each once");
@@ -81,5 +87,35 @@ END
 	is($node->safe_psql('postgres', $same), '0', "$phase: removed again, every row there");
 	$node->safe_psql('postgres', 'CHECKPOINT');
 }
+
+# The move: t_1 (unlogged) to server a, cut short in its cutover by a
+# crash.  A reader holds the table, so that each cutover attempt runs out of
+# its budget and the call stays in its cutover until the crash.
+$node->safe_psql('postgres', q{INSERT INTO t SELECT i, 'row ' || i FROM generate_series(1, 20000) AS i
+                               WHERE jumpbackhash(i, 2) = 1 AND NOT EXISTS (SELECT FROM t WHERE id = i)});
+my $reader = start_sql($node, 'BEGIN; SELECT count(*) FROM t; SELECT pg_sleep(600)');
+my $move = start_sql($node, "CALL partition_move('t_1', 'a', cutover_budget => '1 s', cutover_attempts => 100)");
+$node->poll_query_until('postgres', "SELECT phase = 'cutover' AND cutover_attempts > 0 FROM reshard_progress")
+  or die "the move does not reach its cutover";
+$node->stop('immediate');
+finish_sql($_) for $reader, $move;
+$node->start;
+# (after the crash, t_1 is empty; a row is written to it, through the parent)
+my $new_id = $node->safe_psql('postgres', 'SELECT i FROM generate_series(-100, -1) AS i WHERE jumpbackhash(i, 2) = 1 LIMIT 1');
+$node->safe_psql('postgres', "INSERT INTO t VALUES ($new_id, 'after the crash')");
+$node->safe_psql('postgres', 'DROP TABLE before; CREATE TABLE before AS SELECT * FROM t');
+is($node->safe_psql('postgres', "SELECT count(*) FROM t_1"), '1', "move: after the crash, t_1 holds only the row written since");
+my ($ret, $out, $err) = $node->psql('postgres', "CALL partition_move('t_1', 'a', cutover_budget => '1 s', cutover_attempts => 20)");
+is($ret, 0, "move: after the crash, called again, it ends") or diag($err);
+like($err, qr/copies from or into unlogged tables, which a crash empties: it is undone and done again/,
+	"move: it says it is done again");
+is($node->safe_psql('postgres', "SELECT phase || ' ' || coalesce(server, 'here') FROM reshard_progress, partition_placement
+                                  WHERE partition = 't_1'::regclass"),
+	'done a', "move: done, t_1 is on server a");
+is($node->safe_psql('postgres', $same), '0', "move: every row of before, each once");
+is($server->safe_psql('postgres', "SELECT string_agg(id || ' ' || v, ', ') FROM t_1"), "$new_id after the crash",
+	"move: server a holds the row written after the crash, and none of those the crash emptied");
+is($node->safe_psql('postgres', $ENGINE_LEFTOVERS) . ' ' . $server->safe_psql('postgres', $ENGINE_LEFTOVERS),
+	'none none', "move: nothing of the engine is left, here or on server a");
 
 done_testing();
