@@ -53,7 +53,7 @@ BEGIN
                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
                         WHERE x.extname = 'dblink'),
                        s.server,
-                       (SELECT format('SET LOCAL lock_timeout = %L; DROP VIEW IF EXISTS %I.%I; COMMENT ON TABLE %I.%I IS %L',
+                       (SELECT format('SET TRANSACTION READ WRITE; SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = %L; DROP VIEW IF EXISTS %I.%I; COMMENT ON TABLE %I.%I IS %L',
                                       current_setting('lock_timeout'), o.schema_name, images,
                                       o.schema_name, o.table_name, obj_description(s.shadows[s.bucket + 1], 'pg_class'))
                         FROM (SELECT max(t.option_value) FILTER (WHERE t.option_name = 'schema_name') AS schema_name,

@@ -84,8 +84,10 @@ BEGIN
     END LOOP;
     -- A move to a server: the table it made there dropped, if it is the
     -- one that carries its comment (reshard_phase_setup), waiting for its
-    -- lock at most as long as the engine waits for its own; first the view
-    -- of its count and sum the verification may have made there.
+    -- lock at most as long as the engine waits for its own, whatever the
+    -- owner's settings there say of read-only sessions and statement
+    -- timeouts; first the view of its count and sum the verification may
+    -- have made there.
     IF s.operation = 'move' AND s.server IS NOT NULL THEN
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'moved', s.partition;
         EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO images USING s, 'images', s.partition;
@@ -93,6 +95,8 @@ BEGIN
                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
                         WHERE x.extname = 'dblink'),
                        s.server, format($remote$
+            SET TRANSACTION READ WRITE;
+            SET LOCAL statement_timeout = 0;
             SET LOCAL lock_timeout = %L;
             DROP VIEW IF EXISTS %s;
             DO $do$

@@ -111,12 +111,23 @@ BEGIN
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition;
                 -- (here, a foreign table on that view, in the table's schema, for this transaction)
                 images_here := format('%I.%I', (SELECT c.relnamespace::regnamespace::name FROM pg_class c WHERE c.oid = s.parent), images);
+                -- (what the schema's default privileges grant on the view
+                -- there revoked, in the transaction that makes it)
                 EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, s.server,
-                               format('CREATE OR REPLACE VIEW %I.%I WITH (security_invoker = true) AS
+                               format('CREATE OR REPLACE VIEW %1$I.%2$I WITH (security_invoker = true) AS
                                            SELECT pg_catalog.count(*) AS n,
-                                                  pg_catalog.sum(%s.reshard_row_image_hash(ROW(%s)))::pg_catalog.numeric AS total
-                                           FROM %I.%I AS t',
-                                      remote_schema, images, remote_ext, cols, remote_schema, remote_name));
+                                                  pg_catalog.sum(%3$s.reshard_row_image_hash(ROW(%4$s)))::pg_catalog.numeric AS total
+                                           FROM %1$I.%5$I AS t;
+                                       DO %6$L',
+                                      remote_schema, images, remote_ext, cols, remote_name,
+                                      format($do$DECLARE g oid;
+                                      BEGIN
+                                          FOR g IN SELECT DISTINCT a.grantee FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) AS a
+                                                   WHERE c.oid = %1$L::pg_catalog.regclass AND a.grantee <> c.relowner LOOP
+                                              EXECUTE pg_catalog.format('REVOKE ALL ON %%s FROM %%s', %1$L,
+                                                                        CASE g WHEN 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g)) END);
+                                          END LOOP;
+                                      END$do$, format('%I.%I', remote_schema, images))));
                 EXECUTE format('CREATE FOREIGN TABLE %s (n bigint, total numeric) SERVER %I OPTIONS (schema_name %L, table_name %L)',
                                images_here, s.server, remote_schema, images);
                 EXECUTE format('SELECT n, coalesce(total, 0) FROM %s', images_here) INTO filled_count, filled_sum;

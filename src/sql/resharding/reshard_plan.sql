@@ -253,7 +253,8 @@ BEGIN
                       HINT = 'Drop or change these first (docs/scaling-out.md, "What is refused").';
         END IF;
         -- The servers, as the table's owner reaches them (its user mapping),
-        -- through dblink.  The one it goes to: a schema of the partition's
+        -- through dblink; on both, the owner's sessions may write (postgres_fdw
+        -- writes there in them: the catch-up).  The one it goes to: a schema of the partition's
         -- name in which it may create, and no table of the partition's name
         -- there yet.  The one it leaves: its table is the owner's there (the
         -- move refuses direct writes to it with triggers, then drops it), in
@@ -277,7 +278,9 @@ BEGIN
         END IF;
         FOR remote IN
             SELECT * FROM (VALUES
-                (s.server, 'to', format($remote$SELECT CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = %1$L)
+                (s.server, 'to', format($remote$SELECT CASE WHEN pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool
+                                                          THEN pg_catalog.format('the sessions of %%I there are read-only (default_transaction_read_only)', current_user)
+                                                          WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = %1$L)
                                                           THEN pg_catalog.format('it has no schema %%I', %1$L)
                                                           WHEN NOT pg_catalog.has_schema_privilege(%1$L, 'CREATE')
                                                           THEN pg_catalog.format('%%I may not create tables in schema %%I there', current_user, %1$L)
@@ -286,7 +289,9 @@ BEGIN
                                                      END$remote$,
                                         (SELECT nspname FROM pg_namespace WHERE oid = r.relnamespace), r.relname),
                  'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.'),
-                (source_server, 'from', format($remote$SELECT CASE WHEN pg_catalog.to_regclass(%1$L) IS NULL
+                (source_server, 'from', format($remote$SELECT CASE WHEN pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool
+                                                                 THEN pg_catalog.format('the sessions of %%I there are read-only (default_transaction_read_only)', current_user)
+                                                                 WHEN pg_catalog.to_regclass(%1$L) IS NULL
                                                                  THEN pg_catalog.format('it has no table %%s', %1$L)
                                                                  WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass(%1$L)) <> 'r'
                                                                  THEN pg_catalog.format('%%s is not a table there', %1$L)

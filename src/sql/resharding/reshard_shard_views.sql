@@ -31,8 +31,11 @@
 -- What the default privileges of s grant on these is revoked in the
 -- transaction on the shard that makes them, and what the schema's here
 -- grant on the foreign tables here in the one that makes those; then the
--- views are granted to PUBLIC (security_invoker), the functions too, and
--- the hidden keys to whoever may read t's key.
+-- views (security_invoker) and the mark function are granted to whoever
+-- may read or write t, and the hidden keys to whoever may read t's key.
+-- (A role that may write t can still call the mark function itself and
+-- write t directly: the triggers guard against mistakes, not against a
+-- role that may write the table and means to get around them.)
 -- Adding, the foreign partition is pointed at reshard_all_o at the
 -- capture and at reshard_shown_o at the cutover (reshard_phase_cutover),
 -- and back at t after the rows hidden were deleted, online, in batches,
@@ -157,9 +160,8 @@ BEGIN
                     WHERE EXISTS (SELECT FROM %5$s AS h WHERE h.key = t.%3$I)
                       AND %7$s()
                     WITH CASCADED CHECK OPTION;
+                DO %16$L;
                 DO %15$L;
-                GRANT SELECT, INSERT, UPDATE, DELETE ON %9$s, %10$s, %11$s TO PUBLIC;
-                GRANT EXECUTE ON FUNCTION %7$s(), %8$s() TO PUBLIC;
                 DO %14$L;
                 $remote$,
                 rs, o, r.remote_key, remote, q[1], q[2], q[3], q[4], q[5], q[6], q[7], names[2],
@@ -188,6 +190,20 @@ BEGIN
                         EXECUTE %L || g;
                     END LOOP;
                 END$grants$, remote, r.remote_key, format('GRANT SELECT ON %s TO ', q[1])),
+                -- whoever may read or write the table may use the views (as
+                -- himself: security_invoker) and the function that marks his
+                -- writes (a trigger's function needs no grant to fire)
+                format($grants$DECLARE g text;
+                BEGIN
+                    FOR g IN SELECT quote_ident(rolname) FROM pg_catalog.pg_roles
+                             WHERE (pg_catalog.has_table_privilege(oid, %1$L::pg_catalog.regclass, 'SELECT, INSERT, UPDATE, DELETE')
+                                    OR pg_catalog.has_any_column_privilege(oid, %1$L::pg_catalog.regclass, 'SELECT, INSERT, UPDATE'))
+                               AND rolname !~ '^pg_' LOOP
+                        EXECUTE %2$L || g;
+                        EXECUTE %3$L || g;
+                    END LOOP;
+                END$grants$, remote, format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s, %s, %s TO ', q[5], q[6], q[7]),
+                format('GRANT EXECUTE ON FUNCTION %s() TO ', q[3])),
                 -- what the schema's default privileges granted on them, revoked
                 -- (in the transaction that made them, before the grants)
                 format($revoke$DECLARE x record;
