@@ -177,12 +177,10 @@ SELECT q, pg_temp.error_of(q) FROM unnest(ARRAY[
     'CALL reshard_add_partition(''items'', ''items_2'', cutover_budget => ''0'')',
     'CALL reshard_add_partition(''items'', NULL)',
     'CALL reshard_add_partition(NULL, ''items_2'')',
-    'CALL reshard_add_partition(''items'', ''items_2'', shard_views => NULL)',
     'CALL reshard_add_partition(''items'', ''items_2'', shard_views => true)',
     'CALL reshard_remove_partition(''items'', ''items_0'')',
     'CALL reshard_remove_partition(''odd_key'')',
-    'CALL reshard_remove_partition(NULL)',
-    'CALL reshard_remove_partition(''items'', shard_views => NULL)']) AS q;
+    'CALL reshard_remove_partition(NULL)']) AS q;
 
 -- Objects that would be dropped with the old parent: refused, named, with
 -- a hint.

@@ -160,6 +160,18 @@ cut_short_in_cutover(engine *e)
 static bool undo(engine *e);
 
 /*
+ * Whether the rows that leave or enter postgres_fdw shards are hidden on
+ * their servers (reshard_shard_views): as the call says, or where the
+ * shards allow it (the plan decides: shard_views NULL).
+ */
+typedef enum shard_views_choice
+{
+	SHARD_VIEWS_NO,
+	SHARD_VIEWS_YES,
+	SHARD_VIEWS_WHERE_SHARDS_ALLOW,
+} shard_views_choice;
+
+/*
  * Whether a resharding that has not cut over has copied rows from or into
  * an unlogged table: a crash since then may have emptied it (crash recovery
  * resets unlogged tables), and nothing but the verification would see it;
@@ -188,7 +200,7 @@ copies_unlogged(engine *e)
  * block's), and then the call is refused.
  */
 static bool
-begin(engine *e, const char *operation, Oid partition, const char *server, bool hide_on_shards)
+begin(engine *e, const char *operation, Oid partition, const char *server, shard_views_choice shard_views)
 {
 	claim(e);
 	if (load_state(e))
@@ -241,7 +253,10 @@ begin(engine *e, const char *operation, Oid partition, const char *server, bool 
 	new_state(e);
 	set_state_oid(e, STATE_PARTITION, partition);
 	set_state_text(e, STATE_SERVER, server);
-	set_state_bool(e, STATE_SHARD_VIEWS, hide_on_shards);
+	if (shard_views == SHARD_VIEWS_WHERE_SHARDS_ALLOW)
+		set_state_null(e, STATE_SHARD_VIEWS);
+	else
+		set_state_bool(e, STATE_SHARD_VIEWS, shard_views == SHARD_VIEWS_YES);
 	run_routine(e, ROUTINE_PLAN, 1, CStringGetTextDatum(operation), 0);
 	refuse_atomic(e);
 	insert_state(e);
@@ -335,7 +350,7 @@ run_steps(engine *e)
  */
 static int64
 run(FunctionCallInfo fcinfo, Oid parent, const char *operation, Oid partition, const char *server,
-	Interval *budget, int attempts, bool shard_views)
+	Interval *budget, int attempts, shard_views_choice shard_views)
 {
 	engine		e;
 	int64		moved_rows = 0;
@@ -386,12 +401,10 @@ run_resharding(FunctionCallInfo fcinfo, const char *operation, int partition_arg
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
-	if (PG_ARGISNULL(shard_views_arg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("shard_views must not be null")));
 	return run(fcinfo, PG_GETARG_OID(0), operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg),
-			   NULL, PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg), PG_GETARG_BOOL(shard_views_arg));
+			   NULL, PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg),
+			   PG_ARGISNULL(shard_views_arg) ? SHARD_VIEWS_WHERE_SHARDS_ALLOW :
+			   PG_GETARG_BOOL(shard_views_arg) ? SHARD_VIEWS_YES : SHARD_VIEWS_NO);
 }
 
 /* The procedure's INOUT moved_rows, as its result row. */
@@ -490,7 +503,7 @@ partition_move(PG_FUNCTION_ARGS)
 		}
 	}
 	return moved_rows_result(fcinfo, run(fcinfo, parent, "move", partition, server, PG_GETARG_INTERVAL_P(3),
-										 PG_GETARG_INT32(4), false));
+										 PG_GETARG_INT32(4), SHARD_VIEWS_NO));
 }
 
 /*
@@ -604,7 +617,7 @@ rebalance(PG_FUNCTION_ARGS)
 		ereport(NOTICE,
 				(errmsg("rebalance of %s: finishing the interrupted move of %s", relation_name(parent),
 						relation_name(partition))));
-		(void) run(fcinfo, parent, "move", partition, server, budget, attempts, false);
+		(void) run(fcinfo, parent, "move", partition, server, budget, attempts, SHARD_VIEWS_NO);
 		made++;
 	}
 	moves = rebalance_plan(parent, PG_GETARG_DATUM(1));
@@ -616,7 +629,7 @@ rebalance(PG_FUNCTION_ARGS)
 				(errmsg("rebalance of %s: moving %s (bucket %d) to %s, %d of %d", relation_name(parent),
 						relation_name(move->partition), move->bucket, server_name(move->server),
 						foreach_current_index(cell) + 1, list_length(moves))));
-		(void) run(fcinfo, parent, "move", move->partition, move->server, budget, attempts, false);
+		(void) run(fcinfo, parent, "move", move->partition, move->server, budget, attempts, SHARD_VIEWS_NO);
 		made++;
 	}
 	{
@@ -659,7 +672,8 @@ reshard_begin(PG_FUNCTION_ARGS)
 	e.budget_ms = 500;
 	PG_TRY();
 	{
-		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2), NULL, false);
+		(void) begin(&e, text_to_cstring(PG_GETARG_TEXT_PP(1)), PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2), NULL,
+					 SHARD_VIEWS_NO);
 	}
 	PG_FINALLY();
 	{

@@ -197,6 +197,7 @@ extern char *state_text(engine *e, state_column column);
 extern void set_state_int64(engine *e, state_column column, int64 value);
 extern void set_state_oid(engine *e, state_column column, Oid value);
 extern void set_state_bool(engine *e, state_column column, bool value);
+extern void set_state_null(engine *e, state_column column);
 extern void set_state_text(engine *e, state_column column, const char *value);
 extern void set_phase(engine *e, reshard_phase phase);
 extern Oid	routine_oid(engine *e, routine_id routine);

@@ -549,6 +549,14 @@ set_state_bool(engine *e, state_column column, bool value)
 	e->nulls[column] = false;
 }
 
+/* Sets a column to NULL. */
+void
+set_state_null(engine *e, state_column column)
+{
+	e->values[column] = (Datum) 0;
+	e->nulls[column] = true;
+}
+
 /* Sets a text column (NULL: to NULL). */
 void
 set_state_text(engine *e, state_column column, const char *value)

@@ -295,7 +295,7 @@ for my $r (@runs)
 	my $views = $run % 4 >= 2;    # runs 2, 3, 6, 7, ...: additions and removals
 	my $name = "run $run ($operation $old -> $new" . ($views ? ' with shard_views' : '') . ", $how in $wanted, then $finish)";
 	my $call = "CALL reshard_${operation}_partition('items', 'items_3', NULL, '2 s', 20"
-	  . ($views ? ', shard_views => true' : '') . ')';
+	  . ', shard_views => ' . ($views ? 'true' : 'false') . ')';
 
 	my $commits_before = start_writers();
 

@@ -36,7 +36,7 @@
 #	   stays there, reshard_all_o, reshard_shown_o, reshard_incoming_o,
 #	   reshard_mark_o(), reshard_refuse_direct_o()).  While the call is in
 #	   its catch-up, spy has no privilege on what the engine made on
-#	   either (but what PUBLIC has on the shard's views and functions), and
+#	   either, and
 #	   cannot read the hidden keys.  After it, what spy made is as it was,
 #	   and is dropped.  Then: the call returns how many
 #	   rows moved; the table equals its
@@ -57,6 +57,11 @@
 #	   reshard_abort ends it; the table equals its mirror, each shard holds
 #	   only rows of its bucket in the layout it ended with and together the
 #	   mirror's rows, nothing is left.
+#	F. Without shard_views (its default, NULL: where the shards allow it),
+#	   as alice: every shard allows it, so the call uses it and says
+#	   nothing; with CREATE on shard 1's schema revoked, the call goes on
+#	   without it and a NOTICE names what shard 1 does not allow.  Both
+#	   done, the table equal to its mirror, nothing left.
 #	Nothing checked depends on timing: the call goes on while the checks
 #	made during it run, and one that finds the call ended (what it checks
 #	gone) is reported as skipped.
@@ -306,21 +311,19 @@ sub squat
 }
 
 # spy_refused(NAME, CUT): while the call is in its catch-up, spy has no
-# privilege on what the engine made (on shard 0, but what PUBLIC has on its
-# views and functions), and cannot read the hidden keys.
+# privilege on what the engine made (here and on shard 0), and cannot read
+# the hidden keys.
 sub spy_refused
 {
 	my ($name, $cut) = @_;
 	my $privileges = q{
 		SELECT count(*) || ' made; ' || coalesce(string_agg(x, ', ' ORDER BY x) FILTER (WHERE x IS NOT NULL), 'none') FROM (
-		    SELECT CASE WHEN has_table_privilege('spy', c.oid, 'TRUNCATE, REFERENCES, TRIGGER')
-		                  OR c.relkind <> 'v' AND has_table_privilege('spy', c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+		    SELECT CASE WHEN has_table_privilege('spy', c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
 		                  OR EXISTS (SELECT FROM aclexplode(c.relacl) AS a WHERE a.grantee = 'spy'::regrole)
 		                THEN c.relname::text END AS x
 		    FROM pg_class c WHERE c.relname LIKE 'reshard\_%' AND c.relowner = 'alice'::regrole AND c.relkind <> 'i'
 		    UNION ALL
-		    SELECT CASE WHEN EXISTS (SELECT FROM aclexplode(p.proacl) AS a WHERE a.grantee = 'spy'::regrole)
-		                THEN p.proname::text END
+		    SELECT CASE WHEN has_function_privilege('spy', p.oid, 'EXECUTE') THEN p.proname::text END
 		    FROM pg_proc p WHERE p.proname LIKE 'reshard\_%' AND p.proowner = 'alice'::regrole) AS t};
 	# (the call goes on meanwhile: what it dropped before a check is
 	# reported, not checked)
@@ -333,7 +336,7 @@ sub spy_refused
 			skip "$name: the call had dropped what it made on " . $node->name . " before it was checked", 1
 			  if $seen =~ /^0 made/;
 			like($seen, qr/^[1-9]\d* made; none$/,
-				"$name: spy may use nothing the engine made on " . $node->name . ' (but what PUBLIC may on views and functions)');
+				"$name: spy may use nothing the engine made on " . $node->name);
 		}
 	}
 	my $hidden = on($shards[0],
@@ -430,5 +433,32 @@ for my $s (0 .. 3)
 }
 is($on_shards_e, on($coordinator, 'SELECT count(*) FROM items_mirror'), "E: the shards hold the mirror's rows, no more");
 nothing_left('E');
+
+# --- F. shard_views by default (NULL): where the shards allow it.  alice
+# calls without it, all allowed: the call uses it and says nothing; then
+# with CREATE on shard 1's schema revoked: it goes on without it, and a
+# NOTICE names what shard 1 does not allow.
+for my $f (1, 2)
+{
+	$buckets = on($coordinator, "SELECT DISTINCT buckets FROM sharding_layout('items')");
+	my $default_call = $buckets == 3 ? "CALL reshard_add_partition('items', 'items_3')" : "CALL reshard_remove_partition('items')";
+	on($shards[1], 'REVOKE CREATE ON SCHEMA public FROM alice') if $f == 2;
+	($ret, $out, $err) = $coordinator->psql('postgres', "SET ROLE alice; $default_call");
+	is($ret, 0, "F$f: $default_call as alice, without shard_views, is done") or diag($err);
+	if ($f == 1)
+	{
+		unlike($err, qr/without shard_views/, 'F1: every shard allows shard_views: no NOTICE');
+	}
+	else
+	{
+		like($err, qr/NOTICE:  resharding public\.items without shard_views: on server "shard_1", alice may not create in the schema of public\.items\n/,
+			'F2: CREATE on shard 1 revoked: a NOTICE names it');
+	}
+	is(on($coordinator, "SELECT shard_views || ' ' || phase FROM reshard_state WHERE parent = 'items'::regclass"),
+		($f == 1 ? 'true' : 'false') . ' done', "F$f: the call " . ($f == 1 ? 'used' : 'did without') . ' shard_views');
+	same_as_mirror("F$f");
+	nothing_left("F$f");
+}
+on($shards[1], 'GRANT CREATE ON SCHEMA public TO alice');
 
 done_testing();

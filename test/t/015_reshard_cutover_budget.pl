@@ -31,8 +31,8 @@ for my $round (1 .. 40)
 {
 	my $budget = 2 + ($round * 7) % 90;    # 2 .. 91 ms, spread over the rounds
 	my $call = $buckets == 3
-	  ? "CALL reshard_add_partition('items', 'items_3', cutover_budget => '$budget ms', cutover_attempts => 3)"
-	  : "CALL reshard_remove_partition('items', 'items_3', cutover_budget => '$budget ms', cutover_attempts => 3)";
+	  ? "CALL reshard_add_partition('items', 'items_3', cutover_budget => '$budget ms', cutover_attempts => 3, shard_views => false)"
+	  : "CALL reshard_remove_partition('items', 'items_3', cutover_budget => '$budget ms', cutover_attempts => 3, shard_views => false)";
 	my ($out, $err) = ('', '');
 	$coordinator->psql('postgres', $call, stdout => \$out, stderr => \$err);
 	if ($err eq '')

@@ -9,8 +9,9 @@
 -- expression, partition key and bounds.  Nothing of the table's is run: no
 -- function or operator in the key that is neither built in nor the
 -- extension's, no code of its own on a partition.  s holds the table
--- (parent), the partition named (partition), shard_views and, moving a
--- partition, the server it goes to (server), nothing else.
+-- (parent), the partition named (partition), shard_views (NULL: decided
+-- here, where the shards allow it) and, moving a partition, the server it
+-- goes to (server), nothing else.
 CREATE FUNCTION reshard_plan(s reshard_state, operation text) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -603,6 +604,72 @@ BEGIN
                 RAISE EXCEPTION 'table % is not empty', partition
                     USING ERRCODE = 'invalid_parameter_value',
                           DETAIL = 'The new partition receives the rows that move to its bucket, and nothing else.';
+            END IF;
+        END IF;
+
+        -- shard_views NULL: where the shards allow it.  Every foreign
+        -- partition a postgres_fdw one, dblink here, the key a column, and on
+        -- each shard's server, as the owner reaches it (its user mapping):
+        -- sessions that may write, and the shard's table a table of the
+        -- owner's in a schema where the owner may create (what
+        -- reshard_shard_views makes there).  Otherwise without, and a
+        -- NOTICE says why.
+        IF s.shard_views IS NULL THEN
+            s.shard_views := false;
+            IF EXISTS (SELECT FROM pg_foreign_table f WHERE f.ftrelid = ANY (parts)) THEN
+                bad := CASE
+                    WHEN NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'dblink')
+                    THEN 'extension dblink is not installed'
+                    WHEN NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = parent AND attnum > 0 AND NOT attisdropped
+                                                               AND quote_ident(attname) = lay.key)
+                    THEN format('its key %s is not a column', lay.key)
+                    ELSE (SELECT format('%s is not a postgres_fdw foreign table', f.ftrelid::regclass)
+                          FROM pg_foreign_table f JOIN pg_foreign_server v ON v.oid = f.ftserver
+                          JOIN pg_foreign_data_wrapper w ON w.oid = v.srvfdw
+                          WHERE f.ftrelid = ANY (parts) AND w.fdwname <> 'postgres_fdw' ORDER BY f.ftrelid LIMIT 1)
+                END;
+                FOR r IN SELECT v.srvname AS server,
+                                format('%I.%I', coalesce(max(o.option_value) FILTER (WHERE o.option_name = 'schema_name'), n.nspname),
+                                       coalesce(max(o.option_value) FILTER (WHERE o.option_name = 'table_name'), c.relname)) AS remote
+                         FROM pg_foreign_table f JOIN pg_foreign_server v ON v.oid = f.ftserver
+                         JOIN pg_class c ON c.oid = f.ftrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                         LEFT JOIN LATERAL pg_options_to_table(f.ftoptions) AS o ON true
+                         WHERE f.ftrelid = ANY (parts)
+                         GROUP BY f.ftrelid, v.srvname, n.nspname, c.relname ORDER BY f.ftrelid LOOP
+                    EXIT WHEN bad IS NOT NULL;
+                    BEGIN
+                        EXECUTE format('SELECT x.problem FROM %s.dblink(%L, %L) AS x(problem text)',
+                                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                                        WHERE x.extname = 'dblink'),
+                                       r.server,
+                                       format($remote$SELECT CASE WHEN pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool
+                                                                  THEN pg_catalog.format('the sessions of %%I are read-only (default_transaction_read_only)', current_user)
+                                                                  WHEN pg_catalog.to_regclass(%1$L) IS NULL
+                                                                  THEN pg_catalog.format('%%I cannot see its table %%s', current_user, %1$L)
+                                                                  WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass(%1$L)) <> 'r'
+                                                                  THEN pg_catalog.format('%%s is not a table', %1$L)
+                                                                  WHEN NOT pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
+                                                                                                   WHERE oid = pg_catalog.to_regclass(%1$L)), 'USAGE')
+                                                                  THEN pg_catalog.format('%%I does not own %%s', current_user, %1$L)
+                                                                  WHEN NOT pg_catalog.has_schema_privilege((SELECT relnamespace FROM pg_catalog.pg_class
+                                                                                                           WHERE oid = pg_catalog.to_regclass(%1$L)), 'CREATE')
+                                                                  THEN pg_catalog.format('%%I may not create in the schema of %%s', current_user, %1$L)
+                                                             END$remote$, r.remote))
+                        INTO bad;
+                    EXCEPTION WHEN OTHERS THEN
+                        bad := SQLERRM;
+                    END;
+                    IF bad IS NOT NULL THEN
+                        bad := format('on server "%s", %s', r.server, bad);
+                    END IF;
+                END LOOP;
+                IF bad IS NULL THEN
+                    s.shard_views := true;
+                ELSE
+                    RAISE NOTICE 'resharding % without shard_views: %', parent, bad
+                        USING DETAIL = 'The cutover then deletes the rows that leave the shards, or writes those that enter them, under its lock: its work grows with them, and the default cutover_budget may not suffice.',
+                              HINT = 'docs/resharding.md, "Shards: hiding the rows that leave or enter", says what shard_views needs; shard_views => false does without it and says nothing.';
+                END IF;
             END IF;
         END IF;
 
