@@ -160,7 +160,7 @@ class Results:
 		for (case, rows, method), row in sorted({(row['case'], int(row['rows']), row['method']): row
 												 for row in self.stall if row['method'] in STALL_TARGETS}.items()):
 			where = '8 local partitions' if case == 'local' else '4 `postgres_fdw` shards'
-			what = f'the longest write during {STALL_TARGETS[method]}, {where}, {rows:,} rows: ≤ 1 s'
+			what = f'the longest write during {stall_call(case, method)}, {where}, {rows:,} rows: ≤ 1 s'
 			if row['error']:
 				out.append((what, f"the call failed: {row['error']}", False))
 			else:
@@ -195,12 +195,21 @@ class Results:
 
 
 # The methods of test/bench/reshard_stall that call the extension, as the report names them; those of
-# the targets (adding a partition).
+# the targets (adding a partition).  On shards the plain methods say shard_views => false, and the
+# _shard_views ones are the defaults, which use it there.
 STALL_TARGETS = {'reshard_add_partition': '`reshard_add_partition`',
-				 'reshard_add_partition_shard_views': '`reshard_add_partition(..., shard_views => true)`'}
+				 'reshard_add_partition_shard_views': '`reshard_add_partition` (the defaults: `shard_views`)'}
 STALL_CALLS = dict(STALL_TARGETS,
 				   reshard_remove_partition='`reshard_remove_partition`',
-				   reshard_remove_partition_shard_views='`reshard_remove_partition(..., shard_views => true)`')
+				   reshard_remove_partition_shard_views='`reshard_remove_partition` (the defaults: `shard_views`)')
+
+
+def stall_call(case, method):
+	"""How the report names a call of test/bench/reshard_stall, in its case."""
+	name = STALL_CALLS.get(method, method)
+	if case.startswith('fdw') and method in ('reshard_add_partition', 'reshard_remove_partition'):
+		name = name.replace('`' + method + '`', f'`{method}(..., shard_views => false)`')
+	return name
 
 
 def seconds(value):
@@ -226,7 +235,7 @@ def stall_section(r, m):
 		what = {'local': 'local', 'fdw': 'shards', 'fdw-remove': 'shards'}.get(row['case'], row['case'])
 		if several and row['case'] == 'local':
 			what = 'local, ' + row['topology'].split(' partitions')[0].replace('->', '→') + ' partitions'
-		method = STALL_CALLS.get(row['method'], row['method'])
+		method = stall_call(row['case'], row['method'])
 		if row['error']:
 			rows.append((what, number(row['rows'], 0), method, f"failed: {row['error']}") + ('',) * 9)
 			continue

@@ -17,6 +17,13 @@
 #	rather than in the regression tests, which must pass on a busy machine.
 #	The longest write through the parent at 8, 64 and 256 partitions:
 #	test/bench/reshard_stall --partitions.
+#	Then partition_move at 256 partitions, with the default budget and
+#	attempts (called again the same way, and reported, if they run out):
+#	a table items of 256 partitions (BY HASH, jumpbackhash256_int8_ops),
+#	under the mirrored writers through the parent, two partitions moved to
+#	a postgres_fdw server and one of them back.  Checks: each move done,
+#	the table equal to its mirror, the parent's OID and a view on it kept,
+#	where each partition is, nothing of the engine left on either server.
 use strict;
 use warnings FATAL => 'all';
 
@@ -28,8 +35,9 @@ use lib "$FindBin::RealBin/../perl";
 use SubsettingTest;
 
 my $node = new_server('many');
+my $server = new_server('server_a');
+link_servers($node, { a => $server });
 $node->safe_psql('postgres', q{
-CREATE EXTENSION subsetting;
 CREATE ROLE many_reader;
 CREATE TABLE many (id bigint PRIMARY KEY, payload text, counter int DEFAULT 0)
     PARTITION BY HASH (id jumpbackhash255_int8_ops);
@@ -64,7 +72,7 @@ while ($calls < 5)
 is($ret, 0, 'the call on 255 -> 256 partitions succeeds with the default budget and attempts (called again while '
 	  . 'it runs out of attempts)') or diag($err);
 my $attempts = $node->safe_psql('postgres', q{SELECT phase || ', ' || cutover_attempts FROM reshard_progress});
-note("calls: $calls; phase, cutover attempts of the last: $attempts (load: " . `cat /proc/loadavg` . ')');
+note("calls: $calls; phase, cutover attempts of the last: $attempts (load: " . (`cat /proc/loadavg` =~ s/\n//r) . ')');
 like($attempts, qr/^done, /, 'done');
 is($node->safe_psql('postgres', q{
 SELECT (SELECT count(*) FROM many) || ' ' || (SELECT count(*) FROM (SELECT * FROM many EXCEPT ALL SELECT * FROM before) AS t)
@@ -97,5 +105,48 @@ is($node->safe_psql('postgres', q{
 SELECT count(*) FROM pg_inherits i WHERE i.inhparent = 'many'::regclass
   AND (SELECT count(*) FROM pg_index x WHERE x.indrelid = i.inhrelid) = 2}),
 	'256', 'each partition with its two indexes');
+
+# Moves at 256 partitions, under the writers.
+$node->safe_psql('postgres', q{
+CREATE TABLE items (id bigint NOT NULL, v text DEFAULT 'new', n int NOT NULL DEFAULT 0)
+    PARTITION BY HASH (id jumpbackhash256_int8_ops);
+SELECT format('CREATE TABLE items_%s PARTITION OF items FOR VALUES WITH (MODULUS 256, REMAINDER %s)', r, r)
+FROM generate_series(0, 255) AS r \gexec
+CREATE INDEX ON items (id);
+INSERT INTO items SELECT i, md5(i::text), 0 FROM generate_series(1, 25600) AS i;
+CREATE TABLE mirror AS SELECT * FROM items;
+CREATE SEQUENCE ids START 25601;
+CREATE VIEW item_count AS SELECT count(*) AS n FROM items;
+VACUUM ANALYZE items;
+});
+my $items_oid = $node->safe_psql('postgres', "SELECT 'items'::regclass::oid");
+start_writer_loops($node, mirrored_writers(sub { "SELECT count(*) FROM items WHERE id = $_[0]" }));
+for my $move ([ 'items_255', "'a'" ], [ 'items_128', "'a'" ], [ 'items_255', 'NULL' ])
+{
+	my ($partition, $target) = @$move;
+	my $name = "$partition to " . ($target eq 'NULL' ? 'here' : 'server a');
+	$calls = 0;
+	while ($calls < 5)
+	{
+		$calls++;
+		($ret, $out, $err) = $node->psql('postgres', "CALL partition_move('$partition', $target)");
+		last if $ret == 0;
+		note("$name, call $calls: $err");
+		last unless $err =~ /could not cut public\.items over within 500 ms in 10 attempts/;
+	}
+	is($ret, 0, "$name at 256 partitions: done with the default budget and attempts") or diag($err);
+	note("$name: calls: $calls; cutover attempts of the last: "
+		  . $node->safe_psql('postgres', q{SELECT cutover_attempts FROM reshard_progress WHERE "table" = 'public.items'})
+		  . ' (load: ' . (`cat /proc/loadavg` =~ s/\n//r) . ')');
+}
+stop_writer_loops(sub { });
+items_equal_mirror($node, 'after the moves at 256 partitions');
+is($node->safe_psql('postgres', "SELECT 'items'::regclass::oid || ' ' || (SELECT n = (SELECT count(*) FROM mirror) FROM item_count)"),
+	"$items_oid true", 'the parent keeps its OID; the view on it counts every row');
+is($node->safe_psql('postgres', q{SELECT count(*) || ' ' || string_agg(partition::text || ':' || server, ' ') FILTER (WHERE server IS NOT NULL)
+                                  FROM partition_placement WHERE "table" = 'items'::regclass}),
+	'256 items_128:a', '256 partitions: items_128 on server a, the others here');
+is($node->safe_psql('postgres', $ENGINE_LEFTOVERS) . ' ' . $server->safe_psql('postgres', $ENGINE_LEFTOVERS), 'none none',
+	'nothing of the engine is left, here or on server a');
 
 done_testing();
