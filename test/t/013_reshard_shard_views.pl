@@ -451,7 +451,7 @@ for my $f (1, 2)
 	}
 	else
 	{
-		like($err, qr/NOTICE:  resharding public\.items without shard_views: on server "shard_1", alice may not create in the schema of public\.items\n/,
+		like($err, qr/NOTICE:  resharding public\.items without shard_views: on server "shard_1", alice may not create in the schema of public\.items there\n/,
 			'F2: CREATE on shard 1 revoked: a NOTICE names it');
 	}
 	is(on($coordinator, "SELECT shard_views || ' ' || phase FROM reshard_state WHERE parent = 'items'::regclass"),

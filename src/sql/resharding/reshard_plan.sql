@@ -37,6 +37,22 @@ DECLARE
     source_server name;   -- moving: the server the partition leaves (NULL: this one)
     remote_table text;    -- its table there
     remote record;        -- moving: a check on a server
+    -- On a server, through dblink, of a table there (%1$L) that the engine
+    -- puts triggers on and objects next to (a move from that server, and
+    -- shard_views): the WHEN branches of a CASE that gives what the owner
+    -- may not do.
+    owner_table_checks constant text := $checks$
+        WHEN pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool
+        THEN pg_catalog.format('the sessions of %%I there are read-only (default_transaction_read_only)', current_user)
+        WHEN pg_catalog.to_regclass(%1$L) IS NULL
+        THEN pg_catalog.format('it has no table %%s', %1$L)
+        WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass(%1$L)) <> 'r'
+        THEN pg_catalog.format('%%s is not a table there', %1$L)
+        WHEN NOT pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass(%1$L)), 'USAGE')
+        THEN pg_catalog.format('%%I does not own %%s there', current_user, %1$L)
+        WHEN NOT pg_catalog.has_schema_privilege((SELECT relnamespace FROM pg_catalog.pg_class
+                                                 WHERE oid = pg_catalog.to_regclass(%1$L)), 'CREATE')
+        THEN pg_catalog.format('%%I may not create in the schema of %%s there', current_user, %1$L)$checks$;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -290,18 +306,7 @@ BEGIN
                                                      END$remote$,
                                         (SELECT nspname FROM pg_namespace WHERE oid = r.relnamespace), r.relname),
                  'The partition goes to a table of its schema and name on the server, made by the table''s owner (its user mapping) through dblink.'),
-                (source_server, 'from', format($remote$SELECT CASE WHEN pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool
-                                                                 THEN pg_catalog.format('the sessions of %%I there are read-only (default_transaction_read_only)', current_user)
-                                                                 WHEN pg_catalog.to_regclass(%1$L) IS NULL
-                                                                 THEN pg_catalog.format('it has no table %%s', %1$L)
-                                                                 WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass(%1$L)) <> 'r'
-                                                                 THEN pg_catalog.format('%%s is not a table there', %1$L)
-                                                                 WHEN NOT pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
-                                                                                                  WHERE oid = pg_catalog.to_regclass(%1$L)), 'USAGE')
-                                                                 THEN pg_catalog.format('%%I does not own %%s there', current_user, %1$L)
-                                                                 WHEN NOT pg_catalog.has_schema_privilege((SELECT relnamespace FROM pg_catalog.pg_class
-                                                                                                          WHERE oid = pg_catalog.to_regclass(%1$L)), 'CREATE')
-                                                                 THEN pg_catalog.format('%%I may not create in the schema of %%s there', current_user, %1$L)
+                (source_server, 'from', format('SELECT CASE ' || owner_table_checks || $remote$
                                                                  ELSE (SELECT pg_catalog.format('%%s depends on %%s there',
                                                                                                 pg_catalog.string_agg(DISTINCT
                                                                                                     CASE WHEN d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
@@ -642,19 +647,7 @@ BEGIN
                                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
                                         WHERE x.extname = 'dblink'),
                                        r.server,
-                                       format($remote$SELECT CASE WHEN pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool
-                                                                  THEN pg_catalog.format('the sessions of %%I are read-only (default_transaction_read_only)', current_user)
-                                                                  WHEN pg_catalog.to_regclass(%1$L) IS NULL
-                                                                  THEN pg_catalog.format('%%I cannot see its table %%s', current_user, %1$L)
-                                                                  WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = pg_catalog.to_regclass(%1$L)) <> 'r'
-                                                                  THEN pg_catalog.format('%%s is not a table', %1$L)
-                                                                  WHEN NOT pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
-                                                                                                   WHERE oid = pg_catalog.to_regclass(%1$L)), 'USAGE')
-                                                                  THEN pg_catalog.format('%%I does not own %%s', current_user, %1$L)
-                                                                  WHEN NOT pg_catalog.has_schema_privilege((SELECT relnamespace FROM pg_catalog.pg_class
-                                                                                                           WHERE oid = pg_catalog.to_regclass(%1$L)), 'CREATE')
-                                                                  THEN pg_catalog.format('%%I may not create in the schema of %%s', current_user, %1$L)
-                                                             END$remote$, r.remote))
+                                       format('SELECT CASE ' || owner_table_checks || ' END', r.remote))
                         INTO bad;
                     EXCEPTION WHEN OTHERS THEN
                         bad := SQLERRM;
