@@ -87,6 +87,8 @@ SELECT pg_get_partkeydef('engine_phase.ep'::regclass) AS partition_key, pg_temp.
 SELECT pg_temp.was(b.oid) AS before, pg_temp.normalized(c.relname::text) AS now FROM before b LEFT JOIN pg_class c ON c.oid = b.oid ORDER BY pg_temp.was(b.oid) COLLATE "C";
 SELECT relispartition AS attached, pg_temp.differ('SELECT * FROM engine_phase.ep_3', 'SELECT * FROM rows_of_bucket_3') AS rows_changed
 FROM pg_class WHERE oid = 'engine_phase.ep_3'::regclass;
+-- (the removed partition has the engine's guard until the finish empties
+-- it: nothing else writes to it meanwhile)
 SELECT * FROM pg_temp.engine_objects();
 CALL pg_temp.step_to('done');
 -- The finish drops the old parent and partitions, renamed away.

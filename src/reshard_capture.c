@@ -285,9 +285,10 @@ PG_FUNCTION_INFO_V1(reshard_guard);
 
 /*
  * BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW, and BEFORE TRUNCATE, on a
- * table the engine fills (a shadow, the new partition): refuses every write
- * but the engine's own, so that what the engine undoes or swaps in holds
- * nothing else.
+ * table the engine fills (a shadow, the new partition), or on a partition a
+ * removal detached and the finish empties (argument "removed"): refuses
+ * every write but the engine's own, so that what the engine undoes, swaps in
+ * or empties holds nothing else.
  */
 Datum
 reshard_guard(PG_FUNCTION_ARGS)
@@ -298,6 +299,13 @@ reshard_guard(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("reshard_guard must be a BEFORE trigger")));
+	if (!reshard_engine_writing && data->tg_trigger->tgnargs > 0 && strcmp(data->tg_trigger->tgargs[0], "removed") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("cannot write to %s: a resharding removed it from its table, and empties it",
+						RelationGetRelationName(data->tg_relation)),
+				 errdetail("Its rows are in the other partitions of the table now."),
+				 errhint("Write through the table.")));
 	if (!reshard_engine_writing)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
@@ -345,14 +353,16 @@ reshard_capture_start(Oid partition, Oid log, Oid sequence, Oid function)
 								TRIGGER_TYPE_TRUNCATE);
 }
 
-/* Refuses every write to table but the engine's (reshard_guard). */
+/* Refuses every write to table but the engine's (reshard_guard; removed: a partition a removal detached). */
 void
-reshard_guard_start(Oid table, Oid function)
+reshard_guard_start(Oid table, Oid function, bool removed)
 {
-	create_internal_trigger(table, "reshard_guard", function, NIL, TRIGGER_TYPE_BEFORE, true,
+	List	   *args = removed ? list_make1(makeString("removed")) : NIL;
+
+	create_internal_trigger(table, "reshard_guard", function, args, TRIGGER_TYPE_BEFORE, true,
 							TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE);
 	if (get_rel_relkind(table) != RELKIND_FOREIGN_TABLE)
-		create_internal_trigger(table, "reshard_guard_truncate", function, NIL, TRIGGER_TYPE_BEFORE, false,
+		create_internal_trigger(table, "reshard_guard_truncate", function, args, TRIGGER_TYPE_BEFORE, false,
 								TRIGGER_TYPE_TRUNCATE);
 }
 

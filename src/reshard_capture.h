@@ -14,7 +14,7 @@
 extern void reshard_capture_start(Oid partition, Oid log, Oid sequence, Oid function);
 
 /* Internal triggers on table that refuse every write but the engine's (function: reshard_guard). */
-extern void reshard_guard_start(Oid table, Oid function);
+extern void reshard_guard_start(Oid table, Oid function, bool removed);
 
 /*
  * Drops the triggers above from relation, those it has (functions:

@@ -23,6 +23,7 @@
 
 #include "compat.h"
 #include "reshard_acl.h"
+#include "reshard_capture.h"
 #include "reshard_engine.h"
 #include "table_owner.h"
 
@@ -350,6 +351,10 @@ unit_cutover(engine *e)
 		if (!list_member_oid(replaced, lfirst_oid(cell)))
 			stop_triggers(e, lfirst_oid(cell));
 	stop_triggers(e, state_oid(e, STATE_PARTITION));
+	/* a partition removed: detached now, emptied by the finish; nothing else writes to it meanwhile */
+	if (strcmp(state_text(e, STATE_OPERATION), "remove") == 0 &&
+		get_rel_relkind(state_oid(e, STATE_PARTITION)) == RELKIND_RELATION)
+		reshard_guard_start(state_oid(e, STATE_PARTITION), routine_oid(e, ROUTINE_GUARD_TRIGGER), true);
 	grants = reshard_cutover_grants(e);
 	renamed = replaced_sources(e, NULL);
 	table_owner_leave(&owner);

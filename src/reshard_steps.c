@@ -50,7 +50,7 @@ step_setup(engine *e)
 	shard_views(e, "create");
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, state_oids(e, STATE_SHADOWS))
-		reshard_guard_start(lfirst_oid(cell), guard);
+		reshard_guard_start(lfirst_oid(cell), guard, false);
 	table_owner_leave(&owner);
 	/* the new partition: the partitions' grants before a row is copied into it (again at the cutover) */
 	if (new_partition_grants != NULL)
@@ -291,6 +291,15 @@ unit_finish(engine *e)
 	/* a move from a server: its table there dropped first, while the foreign table here still names it */
 	if (last && moving(e) && !state_is_null(e, STATE_SHARD_OPTIONS))
 		shard_views(e, "drop");
+	/* a partition removed: its guard dropped in the transaction that empties it */
+	if (last && strcmp(state_text(e, STATE_OPERATION), "remove") == 0)
+	{
+		table_owner_context owner;
+
+		table_owner_enter(e->parent, &owner);
+		(void) stop_triggers(e, state_oid(e, STATE_PARTITION));
+		table_owner_leave(&owner);
+	}
 	run_routine(e, ROUTINE_PHASE_FINISH, 0, 0, 0);
 	if (last && !state_is_null(e, STATE_SHARD_OPTIONS))
 		shard_views(e, "drop");
