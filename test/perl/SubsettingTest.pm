@@ -244,7 +244,12 @@ sub link_servers
 # transaction changes the table and the mirror alike, or neither (insert,
 # update, delete, and rekey: a row deleted and inserted under a new id);
 # READ, a query of a row given the expression of an id, reads.  Ids are
-# picked once per statement from 1 to the sequence's last value.
+# picked once per statement from 1 to the sequence's last value, among
+# those of the mirror: the statement's snapshot here is taken before the
+# one postgres_fdw takes on a server, so an id inserted meanwhile could be
+# updated there while its mirror row is not yet seen here (a difference
+# that is postgres_fdw's, not the engine's); a mirror row seen here was
+# committed on the server first.
 #	postgres_fdw commits a writer's transaction on a server before it
 # commits here, without two-phase commit: a crash here in between would
 # leave a row changed there but not in the mirror, a difference that is
@@ -255,7 +260,7 @@ sub link_servers
 sub mirrored_writers
 {
 	my ($read) = @_;
-	my $pick = "(SELECT 1 + (random() * (SELECT last_value FROM ids))::bigint)";
+	my $pick = "(SELECT m.id FROM mirror AS m WHERE m.id = (SELECT 1 + (random() * (SELECT last_value FROM ids))::bigint))";
 	my %writes = (
 		insert => "WITH i AS (INSERT INTO items (id, v) VALUES (nextval('ids'), 'inserted') RETURNING *)
 		           INSERT INTO mirror SELECT * FROM i",
