@@ -144,11 +144,14 @@ for my $direction ([ 'items_1', "'a'", 'to server a' ], [ 'items_1', 'NULL', 'ba
 	my ($partition, $target, $what) = @$direction;
 	my $err = move_held($partition, $target, sub {
 		my ($held) = @_;
-		return unless $held;
-		like(spy_may_use($coordinator), qr/^[1-9][0-9]* made, 0 usable by spy$/,
-			"moving $what, held at the cutover: spy may use nothing the engine made here");
-		like(spy_may_use($server), qr/^[1-9][0-9]* made, 0 usable by spy$/,
-			"moving $what, held at the cutover: spy may use nothing the engine made on server a");
+	  SKIP:
+		{
+			skip "moving $what: the move was past its cutover when the reader took the table", 2 unless $held;
+			like(spy_may_use($coordinator), qr/^[1-9][0-9]* made, 0 usable by spy$/,
+				"moving $what, held at the cutover: spy may use nothing the engine made here");
+			like(spy_may_use($server), qr/^[1-9][0-9]* made, 0 usable by spy$/,
+				"moving $what, held at the cutover: spy may use nothing the engine made on server a");
+		}
 	});
 	unlike($err, qr/ERROR/, "moving $what: done") or diag($err);
 	is(on($coordinator, $grants), $grants_before, "moving $what: items_1 has exactly the grants it had");
@@ -204,10 +207,13 @@ is(on($coordinator, $same), '0', "after the moves under app's settings, the tabl
 # A default changed while a move waits for its cutover.
 my $alter;
 $err = move_held('items_6', "'a'", sub {
+	my ($held) = @_;
 	$alter = start_sql($coordinator, [ 'SET ROLE app', "ALTER TABLE items ALTER COLUMN v SET DEFAULT 'during'" ]);
+	# (held, it waits for the reader's lock, queued with the cutover's)
 	$coordinator->poll_query_until('postgres',
 		"SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'ALTER TABLE items ALTER COLUMN v%' AND wait_event_type = 'Lock')")
-	  or die "the ALTER TABLE does not wait";
+	  or die "the ALTER TABLE does not wait"
+	  if $held;
 });
 my ($alter_out, $alter_err) = finish_sql($alter);
 is($alter_err, '', 'the ALTER TABLE made during the move commits');
@@ -220,8 +226,8 @@ if ($err =~ /ERROR/)
 }
 else
 {
-	pass('the move got the table first: it moved, and the ALTER followed it');
-	pass('(nothing to call again)');
+	is(on($coordinator, q{SELECT phase FROM reshard_progress WHERE "table" = 'public.items'}), 'done',
+		'the move got the table first: it is done, and the ALTER followed it');
 }
 is(on($coordinator,
 		"SELECT string_agg(DISTINCT coalesce(pg_get_expr(d.adbin, d.adrelid), 'none'), ' ') || ' ' || count(*)
