@@ -82,3 +82,33 @@ SELECT (SELECT count(*) FROM pg_inherits WHERE inhparent = 'engine_phase.ep'::re
        pg_temp.differences() AS differences, (SELECT sum(misplaced_rows) FROM reshard_check('engine_phase.ep')) AS misplaced;
 
 CALL pg_temp.engine_phase_drop();
+
+-- A foreign key's actions on a removed partition's rows (its copies) go
+-- through between the cutover and the finish: ON DELETE and ON UPDATE
+-- CASCADE from the referenced table change the copies and the rows alike;
+-- a write of the removed partition's own is refused.
+CREATE TABLE fk_kinds (kind int PRIMARY KEY);
+INSERT INTO fk_kinds SELECT generate_series(0, 9);
+CREATE TABLE fk_items (id bigint NOT NULL, kind int REFERENCES fk_kinds ON DELETE CASCADE ON UPDATE CASCADE)
+    PARTITION BY LIST (jumpbackhash(id, 3));
+CREATE TABLE fk_items_0 PARTITION OF fk_items FOR VALUES IN (0);
+CREATE TABLE fk_items_1 PARTITION OF fk_items FOR VALUES IN (1);
+CREATE TABLE fk_items_2 PARTITION OF fk_items FOR VALUES IN (2);
+INSERT INTO fk_items SELECT i, i % 10 FROM generate_series(1, 3000) AS i;
+CALL reshard_begin('fk_items', 'remove', 'fk_items_2');
+DO $$ BEGIN
+    WHILE (SELECT phase FROM reshard_state WHERE parent = 'fk_items'::regclass) <> 'finish' LOOP
+        CALL reshard_step('fk_items');
+    END LOOP;
+END $$;
+DELETE FROM fk_kinds WHERE kind = 3;
+UPDATE fk_kinds SET kind = 40 WHERE kind = 4;
+INSERT INTO fk_items_2 VALUES (-1, 1);
+CALL reshard_step('fk_items');
+SELECT phase FROM reshard_progress WHERE "table" = 'public.fk_items';
+SELECT count(*) FILTER (WHERE kind = 3) AS kind_3, count(*) FILTER (WHERE kind = 4) AS kind_4,
+       count(*) FILTER (WHERE kind = 40) AS kind_40, count(*) AS all_rows,
+       (SELECT count(*) FROM fk_items_2) AS left_in_removed_partition
+FROM fk_items;
+DROP TABLE fk_items, fk_items_2, fk_kinds;
+DELETE FROM reshard_state WHERE parent IS NULL OR NOT EXISTS (SELECT FROM pg_class WHERE oid = parent);

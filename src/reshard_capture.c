@@ -19,6 +19,7 @@
 #include "access/heapam.h"
 #include "access/stratnum.h"
 #include "commands/sequence.h"
+#include "miscadmin.h"
 #include "catalog/dependency.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
@@ -294,19 +295,27 @@ Datum
 reshard_guard(PG_FUNCTION_ARGS)
 {
 	TriggerData *data = (TriggerData *) fcinfo->context;
+	bool		removed;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(data->tg_event))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("reshard_guard must be a BEFORE trigger")));
-	if (!reshard_engine_writing && data->tg_trigger->tgnargs > 0 && strcmp(data->tg_trigger->tgargs[0], "removed") == 0)
+	removed = data->tg_trigger->tgnargs > 0 && strcmp(data->tg_trigger->tgargs[0], "removed") == 0;
+	/*
+	 * A partition removed holds only copies until the finish empties it; a
+	 * foreign key's action on them (ON DELETE CASCADE from the referenced
+	 * table, ...) changes copies only, and is let through: PostgreSQL runs
+	 * those queries, and only those, with SECURITY_NOFORCE_RLS.
+	 */
+	if (removed && !reshard_engine_writing && !InNoForceRLSOperation())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
 				 errmsg("cannot write to %s: a resharding removed it from its table, and empties it",
 						RelationGetRelationName(data->tg_relation)),
 				 errdetail("Its rows are in the other partitions of the table now."),
 				 errhint("Write through the table.")));
-	if (!reshard_engine_writing)
+	if (!removed && !reshard_engine_writing)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
 				 errmsg("cannot write to %s while a resharding fills it",
