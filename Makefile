@@ -90,6 +90,7 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_row_image_hash.sql \
 	src/sql/resharding/reshard_expect_phase.sql \
 	src/sql/resharding/reshard_object_name.sql \
+	src/sql/resharding/reshard_remote_revoke.sql \
 	src/sql/resharding/reshard_transfer_table.sql \
 	src/sql/resharding/reshard_copy_rows.sql \
 	src/sql/resharding/reshard_plan.sql \

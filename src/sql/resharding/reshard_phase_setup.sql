@@ -32,6 +32,7 @@ DECLARE
     moved_name name;    -- moving: the partition's name, here and on the server
     cols text;
     marker text;
+    revoke_sql text;    -- (reshard_remote_revoke)
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -69,6 +70,9 @@ BEGIN
         INTO cols FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
         WHERE a.attrelid = s.partition AND a.attnum > 0 AND NOT a.attisdropped;
+        EXECUTE format('SELECT %s.reshard_remote_revoke($1)',
+                       (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
+        INTO revoke_sql USING ARRAY[format('%I.%I', schema_name, moved_name)];
         EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
                        (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
                         WHERE x.extname = 'dblink'),
@@ -77,7 +81,6 @@ BEGIN
             DECLARE
                 tbl text := %L;
                 marker text := %L;
-                x record;
             BEGIN
                 IF pg_catalog.to_regclass(tbl) IS NOT NULL THEN
                     IF pg_catalog.obj_description(pg_catalog.to_regclass(tbl), 'pg_class') IS DISTINCT FROM marker THEN
@@ -87,15 +90,11 @@ BEGIN
                 ELSE
                     EXECUTE pg_catalog.format('CREATE TABLE %%s (%%s)', tbl, %L);
                     EXECUTE pg_catalog.format('COMMENT ON TABLE %%s IS %%L', tbl, marker);
-                    FOR x IN SELECT DISTINCT a.grantee FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) AS a
-                             WHERE c.oid = pg_catalog.to_regclass(tbl) AND a.grantee <> c.relowner LOOP
-                        EXECUTE pg_catalog.format('REVOKE ALL ON %%s FROM %%s', tbl,
-                                                  CASE x.grantee WHEN 0 THEN 'PUBLIC'
-                                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(x.grantee)) END);
-                    END LOOP;
                 END IF;
             END
-            $do$$remote$, format('%I.%I', schema_name, moved_name), marker, cols));
+            $do$;
+            %s$remote$, format('%I.%I', schema_name, moved_name), marker, cols,
+                       revoke_sql));
     END IF;
     IF s.operation = 'move' THEN
         EXECUTE name_of INTO shadow USING s, 'shadow', s.partition;

@@ -31,6 +31,12 @@ DECLARE
     filled_sum numeric;
     source_counts bigint[];
     source_sums numeric[];
+    filled_sql text;
+    filled_counts bigint[];
+    filled_sums numeric[];
+    buckets_seen int[];
+    counts_seen bigint[];
+    sums_seen numeric[];
     misplaced bigint;
     bound text;
     bound_name text;
@@ -41,6 +47,7 @@ DECLARE
     remote_schema name;
     remote_name name;
     images_here text;
+    revoke_sql text;      -- (reshard_remote_revoke)
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
                    (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
@@ -65,15 +72,39 @@ BEGIN
     FROM unnest(s.sources) WITH ORDINALITY AS u(source, i) JOIN pg_class c ON c.oid = u.source;
     source_counts := array_fill(0::bigint, ARRAY[s.new_buckets]);
     source_sums := array_fill(0::numeric, ARRAY[s.new_buckets]);
-    FOR r IN EXECUTE format('SELECT b, count(*) AS n, sum(h) AS total FROM (%s) AS x GROUP BY b', sources_sql) LOOP
-        IF r.b IS NULL OR r.b < 0 OR r.b >= s.new_buckets OR s.shadows[r.b + 1] IS NULL THEN
-            RAISE EXCEPTION '% rows of % have no bucket in the new layout (bucket %)', r.n, s.parent_name, coalesce(r.b::text, 'NULL')
+    -- (one statement, not a loop over a query, which PostgreSQL runs
+    -- without parallel workers: they read the partitions side by side; so
+    -- for the tables filled, below)
+    EXECUTE format('SELECT array_agg(b), array_agg(n), array_agg(total)
+                    FROM (SELECT b, count(*) AS n, sum(h) AS total FROM (%s) AS x GROUP BY b) AS g', sources_sql)
+    INTO buckets_seen, counts_seen, sums_seen;
+    FOR i IN 1 .. coalesce(array_length(buckets_seen, 1), 0) LOOP
+        b := buckets_seen[i];
+        IF b IS NULL OR b < 0 OR b >= s.new_buckets OR s.shadows[b + 1] IS NULL THEN
+            RAISE EXCEPTION '% rows of % have no bucket in the new layout (bucket %)', counts_seen[i], s.parent_name, coalesce(b::text, 'NULL')
                 USING ERRCODE = 'data_corrupted',
                       DETAIL = 'Nothing was swapped; the table is as it was.';
         END IF;
-        source_counts[r.b + 1] := r.n;
-        source_sums[r.b + 1] := r.total;
+        source_counts[b + 1] := counts_seen[i];
+        source_sums[b + 1] := sums_seen[i];
     END LOOP;
+    -- The local tables filled, read the same way, each once.
+    SELECT string_agg(format('SELECT %s AS b, %s.reshard_row_image_hash(ROW(%s)) AS h FROM %s AS t',
+                             u.i - 1, ext, cols, u.shadow::regclass), ' UNION ALL ')
+    INTO filled_sql
+    FROM unnest(s.shadows) WITH ORDINALITY AS u(shadow, i) JOIN pg_class c ON c.oid = u.shadow
+    WHERE c.relkind <> 'f';
+    filled_counts := array_fill(0::bigint, ARRAY[s.new_buckets]);
+    filled_sums := array_fill(0::numeric, ARRAY[s.new_buckets]);
+    IF filled_sql IS NOT NULL THEN
+        EXECUTE format('SELECT array_agg(b), array_agg(n), array_agg(total)
+                        FROM (SELECT b, count(*) AS n, sum(h) AS total FROM (%s) AS x GROUP BY b) AS g', filled_sql)
+        INTO buckets_seen, counts_seen, sums_seen;
+        FOR i IN 1 .. coalesce(array_length(buckets_seen, 1), 0) LOOP
+            filled_counts[buckets_seen[i] + 1] := counts_seen[i];
+            filled_sums[buckets_seen[i] + 1] := sums_seen[i];
+        END LOOP;
+    END IF;
     -- A foreign partition holds only rows of its bucket (its rows that stay
     -- are not compared, and its rows that move are found by their bucket).
     -- (moving, a row of another bucket has no table to be copied to: above)
@@ -91,57 +122,56 @@ BEGIN
     s.rows_verified := 0;
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         CONTINUE WHEN s.shadows[b + 1] IS NULL;
-        -- Moving to a server that has the extension, of this version: the
-        -- count and sum of its copy computed there first, through a view
-        -- (made through dblink, dropped by the finish or the undo) read by
-        -- postgres_fdw in this transaction's snapshot there.  Read whole
-        -- only if they differ (a row image may differ on another platform,
-        -- or where a value holds an OID: an enum's).
-        filled_count := NULL;
-        IF s.operation = 'move' AND (SELECT relkind FROM pg_class WHERE oid = s.shadows[b + 1]) = 'f' THEN
-            EXECUTE format('SELECT x.schema FROM %s.dblink(%L, %L) AS x(schema text)', dblink, s.server,
-                           format('SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x
-                                   JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
-                                   WHERE x.extname = %L AND x.extversion = %L',
-                                  'subsetting', (SELECT extversion FROM pg_extension WHERE extname = 'subsetting')))
-            INTO remote_ext;
-            IF remote_ext IS NOT NULL THEN
-                EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO images USING s, 'images', s.partition;
-                SELECT n.nspname, c.relname INTO STRICT remote_schema, remote_name
-                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition;
-                -- (here, a foreign table on that view, in the table's schema, for this transaction)
-                images_here := format('%I.%I', (SELECT c.relnamespace::regnamespace::name FROM pg_class c WHERE c.oid = s.parent), images);
-                -- (what the schema's default privileges grant on the view
-                -- there revoked, in the transaction that makes it)
-                EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, s.server,
-                               format('CREATE OR REPLACE VIEW %1$I.%2$I WITH (security_invoker = true) AS
-                                           SELECT pg_catalog.count(*) AS n,
-                                                  pg_catalog.sum(%3$s.reshard_row_image_hash(ROW(%4$s)))::pg_catalog.numeric AS total
-                                           FROM %1$I.%5$I AS t;
-                                       DO %6$L',
-                                      remote_schema, images, remote_ext, cols, remote_name,
-                                      format($do$DECLARE g oid;
-                                      BEGIN
-                                          FOR g IN SELECT DISTINCT a.grantee FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) AS a
-                                                   WHERE c.oid = %1$L::pg_catalog.regclass AND a.grantee <> c.relowner LOOP
-                                              EXECUTE pg_catalog.format('REVOKE ALL ON %%s FROM %%s', %1$L,
-                                                                        CASE g WHEN 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g)) END);
-                                          END LOOP;
-                                      END$do$, format('%I.%I', remote_schema, images))));
-                EXECUTE format('CREATE FOREIGN TABLE %s (n bigint, total numeric) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                               images_here, s.server, remote_schema, images);
-                EXECUTE format('SELECT n, coalesce(total, 0) FROM %s', images_here) INTO filled_count, filled_sum;
-                EXECUTE format('DROP FOREIGN TABLE %s', images_here);
+        -- A foreign table filled: moving to a server that has the
+        -- extension, of this version, the count and sum of its copy computed
+        -- there first, through a view (made through dblink, dropped by the
+        -- finish or the undo) read by postgres_fdw in this transaction's
+        -- snapshot there.  Read whole only if they differ (a row image may
+        -- differ on another platform, or where a value holds an OID: an
+        -- enum's), or where there is no such view.
+        filled_count := filled_counts[b + 1];
+        filled_sum := filled_sums[b + 1];
+        IF (SELECT relkind FROM pg_class WHERE oid = s.shadows[b + 1]) = 'f' THEN
+            filled_count := NULL;
+            IF s.operation = 'move' THEN
+                EXECUTE format('SELECT x.schema FROM %s.dblink(%L, %L) AS x(schema text)', dblink, s.server,
+                               format('SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x
+                                       JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
+                                       WHERE x.extname = %L AND x.extversion = %L',
+                                      'subsetting', (SELECT extversion FROM pg_extension WHERE extname = 'subsetting')))
+                INTO remote_ext;
+                IF remote_ext IS NOT NULL THEN
+                    EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO images USING s, 'images', s.partition;
+                    SELECT n.nspname, c.relname INTO STRICT remote_schema, remote_name
+                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition;
+                    -- (here, a foreign table on that view, in the table's schema, for this transaction)
+                    images_here := format('%I.%I', (SELECT c.relnamespace::regnamespace::name FROM pg_class c WHERE c.oid = s.parent), images);
+                    -- (what the schema's default privileges grant on the view
+                    -- there revoked, in the transaction that makes it)
+                    EXECUTE format('SELECT %s.reshard_remote_revoke($1)', ext)
+                    INTO revoke_sql USING ARRAY[format('%I.%I', remote_schema, images)];
+                    EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, s.server,
+                                   format('CREATE OR REPLACE VIEW %1$I.%2$I WITH (security_invoker = true) AS
+                                               SELECT pg_catalog.count(*) AS n,
+                                                      pg_catalog.sum(%3$s.reshard_row_image_hash(ROW(%4$s)))::pg_catalog.numeric AS total
+                                               FROM %1$I.%5$I AS t;
+                                           %6$s',
+                                          remote_schema, images, remote_ext, cols, remote_name, revoke_sql));
+                    EXECUTE format('CREATE FOREIGN TABLE %s (n bigint, total numeric) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                                   images_here, s.server, remote_schema, images);
+                    EXECUTE format('SELECT n, coalesce(total, 0) FROM %s', images_here) INTO filled_count, filled_sum;
+                    EXECUTE format('DROP FOREIGN TABLE %s', images_here);
+                END IF;
             END IF;
-        END IF;
-        IF filled_count IS DISTINCT FROM source_counts[b + 1] OR filled_sum IS DISTINCT FROM source_sums[b + 1] THEN
-            -- (a foreign table read in batches of 10,000 rows: reshard_transfer_table)
-            EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)', ext) INTO filled USING s, s.shadows[b + 1];
-            EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(ROW(%s))), 0) FROM %s AS t',
-                           ext, cols, filled)
-            INTO filled_count, filled_sum;
-            IF filled <> s.shadows[b + 1] THEN
-                EXECUTE format('DROP FOREIGN TABLE %s', filled);
+            IF filled_count IS DISTINCT FROM source_counts[b + 1] OR filled_sum IS DISTINCT FROM source_sums[b + 1] THEN
+                -- (a foreign table read in batches of 10,000 rows: reshard_transfer_table)
+                EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)', ext) INTO filled USING s, s.shadows[b + 1];
+                EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(ROW(%s))), 0) FROM %s AS t',
+                               ext, cols, filled)
+                INTO filled_count, filled_sum;
+                IF filled <> s.shadows[b + 1] THEN
+                    EXECUTE format('DROP FOREIGN TABLE %s', filled);
+                END IF;
             END IF;
         END IF;
         IF filled_count <> source_counts[b + 1] OR filled_sum <> source_sums[b + 1] THEN

@@ -89,6 +89,7 @@ DECLARE
     ext text;
     names text[];   -- the names of what is made for a foreign partition (reshard_object_name), by kind
     q text[];       -- the same, schema-qualified on its shard and quoted
+    revoke_sql text;    -- (reshard_remote_revoke)
     g record;
 BEGIN
     EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
@@ -135,6 +136,8 @@ BEGIN
         q := ARRAY(SELECT format('%s.%I', rs, x) FROM unnest(names) WITH ORDINALITY AS u(x, i) ORDER BY i);
         CASE action
         WHEN 'create' THEN
+            EXECUTE format('SELECT %s.reshard_remote_revoke($1, $2)', ext)
+            INTO revoke_sql USING ARRAY[q[1], q[5], q[6], q[7]], ARRAY[q[3] || '()', q[4] || '()'];
             -- (%5$s .. %11$s: q[1] .. q[7]; %12$I: the index on the hidden keys)
             EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
                 DROP VIEW IF EXISTS %10$s, %11$s;
@@ -160,7 +163,7 @@ BEGIN
                     WHERE EXISTS (SELECT FROM %5$s AS h WHERE h.key = t.%3$I)
                       AND %7$s()
                     WITH CASCADED CHECK OPTION;
-                DO %16$L;
+                %16$s;
                 DO %15$L;
                 DO %14$L;
                 $remote$,
@@ -206,25 +209,7 @@ BEGIN
                 format('GRANT EXECUTE ON FUNCTION %s() TO ', q[3])),
                 -- what the schema's default privileges granted on them, revoked
                 -- (in the transaction that made them, before the grants)
-                format($revoke$DECLARE x record;
-                BEGIN
-                    FOR x IN SELECT DISTINCT o.what, a.grantee
-                             FROM (SELECT 'TABLE ' || c.oid::pg_catalog.regclass::pg_catalog.text AS what,
-                                          c.relacl AS acl, c.relowner AS owner
-                                   FROM pg_catalog.pg_class c
-                                   WHERE c.oid IN (%1$L::pg_catalog.regclass, %2$L::pg_catalog.regclass,
-                                                   %3$L::pg_catalog.regclass, %4$L::pg_catalog.regclass)
-                                   UNION ALL
-                                   SELECT 'FUNCTION ' || p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proacl, p.proowner
-                                   FROM pg_catalog.pg_proc p
-                                   WHERE p.oid IN (%5$L::pg_catalog.regprocedure, %6$L::pg_catalog.regprocedure)) AS o,
-                                  pg_catalog.aclexplode(o.acl) AS a
-                             WHERE a.grantee <> o.owner LOOP
-                        EXECUTE pg_catalog.format('REVOKE ALL ON %%s FROM %%s', x.what,
-                                                  CASE x.grantee WHEN 0 THEN 'PUBLIC'
-                                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(x.grantee)) END);
-                    END LOOP;
-                END$revoke$, q[1], q[5], q[6], q[7], q[3] || '()', q[4] || '()')));
+                revoke_sql));
             -- (a move from the server hides nothing: it only refuses direct writes)
             CONTINUE WHEN s.operation = 'move';
             SELECT format_type(atttypid, atttypmod) INTO STRICT key_type FROM pg_attribute
