@@ -190,7 +190,8 @@ ISOLATION = \
 	reshard_foreign_key_writers \
 	reshard_catch_up \
 	reshard_session_settings \
-	reshard_caller_lock_timeout
+	reshard_caller_lock_timeout \
+	reshard_finish_lock_order
 
 # Tests with servers of their own (a coordinator and shards, dump and
 # restore, encodings, query cancel, memory, Swift's handoffs): TAP tests on
