@@ -31,6 +31,7 @@
 #include "compat.h"
 #include "reshard_capture.h"
 #include "reshard_engine.h"
+#include "table_owner.h"
 
 #if PG_VERSION_NUM >= 170000
 /* transaction_timeout, set for the role, the database or the server, does not apply to the call's transactions. */
@@ -85,18 +86,25 @@ commit_transaction(void)
 	transaction_started();
 }
 
-/* Whether the session set setting itself (SET, or the client's options at connection). */
+/*
+ * Whether the session set setting itself (SET, or the client's options at
+ * connection).  (Read with the engine's search_path: the caller's may find
+ * another role's = first.)
+ */
 static bool
 set_by_session(const char *setting)
 {
 	Oid			type = TEXTOID;
 	Datum		arg = CStringGetTextDatum(setting);
 	bool		isnull;
+	bool		by_session = true;
+	int			nest_level = safe_search_path_begin();
 
 	if (SPI_execute_with_args("SELECT source IN ('session', 'client') FROM pg_catalog.pg_settings WHERE name = $1",
-							  1, &type, &arg, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		return true;
-	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+							  1, &type, &arg, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		by_session = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	safe_search_path_end(nest_level);
+	return by_session;
 }
 
 /*

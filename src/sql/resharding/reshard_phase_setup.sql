@@ -16,7 +16,8 @@
 CREATE FUNCTION reshard_phase_setup(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
-SET default_tablespace = ''   -- (the tables it makes go where the ones they copy are)
+SET default_tablespace = ''   -- (the tables it makes go where the ones they copy are,
+SET default_table_access_method = heap    -- and are of their access method, whatever the caller's settings)
 AS $function$
 DECLARE
     schema_name name;
@@ -51,7 +52,8 @@ BEGIN
     -- only this move can write (reshard_object_name), by which a call cut
     -- short finds it again, and an undo knows it is its own.  Moving one
     -- here (s.server NULL): a table here, of the same columns, defaults and
-    -- CHECK constraints, in the parent's tablespace.
+    -- CHECK constraints, in the parent's tablespace, of the parent's access
+    -- method (PostgreSQL 17 on; else heap, as a partition of it would be).
     IF s.operation = 'move' AND s.server IS NOT NULL THEN
         SELECT relname INTO STRICT moved_name FROM pg_class WHERE oid = s.partition;
         EXECUTE name_of INTO marker USING s, 'moved', s.partition;
@@ -115,7 +117,8 @@ BEGIN
         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
         WHERE a.attrelid = s.partition AND a.attnum > 0 AND NOT a.attisdropped;
         IF s.server IS NULL THEN
-            EXECUTE (SELECT format('CREATE TABLE %I.%I (%s)%s', schema_name, shadow, cols,
+            EXECUTE (SELECT format('CREATE TABLE %I.%I (%s)%s%s', schema_name, shadow, cols,
+                                   (SELECT ' USING ' || quote_ident(amname) FROM pg_am WHERE oid = c.relam),
                                    CASE WHEN c.reltablespace <> 0
                                         THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace))
                                         ELSE '' END)
@@ -147,9 +150,9 @@ BEGIN
             ELSE
                 EXECUTE name_of INTO shadow USING s, 'shadow', source;
                 shadow := format('%I.%I', schema_name, shadow);
-                EXECUTE (SELECT format('CREATE %sTABLE %s (LIKE %s INCLUDING ALL EXCLUDING INDEXES)%s',
+                EXECUTE (SELECT format('CREATE %sTABLE %s (LIKE %s INCLUDING ALL EXCLUDING INDEXES) USING %I%s',
                                        CASE c.relpersistence WHEN 'u' THEN 'UNLOGGED ' ELSE '' END, shadow,
-                                       source::regclass,
+                                       source::regclass, (SELECT amname FROM pg_am WHERE oid = c.relam),
                                        CASE WHEN c.reltablespace <> 0
                                             THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace))
                                             ELSE '' END)
@@ -162,8 +165,9 @@ BEGIN
     EXECUTE name_of INTO new_parent_name USING s, 'parent', s.parent;
     EXECUTE name_of INTO log_name USING s, 'log', s.parent;
     EXECUTE name_of INTO sequence_name USING s, 'log_seq', s.parent;
-    EXECUTE (SELECT format('CREATE TABLE %I.%I (LIKE %s INCLUDING ALL) PARTITION BY %s%s',
+    EXECUTE (SELECT format('CREATE TABLE %I.%I (LIKE %s INCLUDING ALL) PARTITION BY %s%s%s',
                            schema_name, new_parent_name, s.parent::regclass, s.new_partition_by,
+                           (SELECT ' USING ' || quote_ident(amname) FROM pg_am WHERE oid = c.relam),
                            CASE WHEN c.reltablespace <> 0
                                 THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace))
                                 ELSE '' END)
