@@ -155,6 +155,7 @@ REGRESS = \
 	engine_finish \
 	engine_undo \
 	reshard_settings \
+	reshard_database_settings \
 	reshard_privileges \
 	reshard_names \
 	reshard_grants \

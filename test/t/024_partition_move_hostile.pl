@@ -15,6 +15,19 @@
 #	  and the table moved back is in the parent's tablespace;
 #	  default_transaction_read_only, here or there, refuses the move at once
 #	  and says why;
+#	- the databases' settings (ALTER DATABASE ... SET, for every session
+#	  there, postgres_fdw's and dblink's included), here (statement_timeout
+#	  1 s, lock_timeout 1 ms, default_tablespace, default_table_access_method,
+#	  idle_in_transaction_session_timeout 1 s) and on the server's database
+#	  (statement_timeout 200 ms, lock_timeout 1 ms,
+#	  idle_in_transaction_session_timeout 1 s) fail no move, each way, held
+#	  at its cutover longer than the statement_timeout here; the table moved
+#	  back, and its index, are in the parent's tablespace, and it is of the
+#	  parent's access method (heap), not of the database's
+#	  default_table_access_method (heap2, here);
+#	  default_transaction_read_only of the database here, or of the
+#	  server's, refuses a move at once, either way, says why, and nothing is
+#	  made on either server;
 #	- a default changed on the table while a move waits for its cutover is
 #	  kept, whichever gets the table first: the move (the change then
 #	  follows it) or the change (the move then fails naming it, and is done
@@ -125,7 +138,10 @@ sub move_held
 	$coordinator->poll_query_until('postgres',
 		"SELECT phase NOT IN ('setup', 'capture') FROM reshard_progress WHERE started > '$since'")
 	  or die "the move does not copy";
-	my $reader = start_sql($coordinator, 'SET ROLE app; BEGIN; LOCK TABLE items IN ACCESS SHARE MODE; SELECT pg_sleep(600)');
+	# (the reader's session sets its own timeouts: a database's would end its hold)
+	my $reader = start_sql($coordinator,
+		'SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0;
+		 SET ROLE app; BEGIN; LOCK TABLE items IN ACCESS SHARE MODE; SELECT pg_sleep(600)');
 	$coordinator->poll_query_until('postgres',
 		"SELECT phase = 'cutover' AND cutover_attempts > 0 OR phase IN ('finish', 'done') FROM reshard_progress")
 	  or die "the move does not reach its cutover";
@@ -203,6 +219,73 @@ is(on($coordinator, "SELECT count(*) FROM reshard_progress WHERE phase NOT IN ('
 on($server, "ALTER ROLE app RESET ALL");
 on($coordinator, "ALTER ROLE app RESET ALL");
 is(on($coordinator, $same), '0', "after the moves under app's settings, the table holds what it held");
+
+# The databases' settings, here and on server a (the database its foreign
+# server names).  The sessions of this test's checks are under them too.
+on($coordinator,
+	"CREATE ACCESS METHOD heap2 TYPE TABLE HANDLER heap_tableam_handler;
+	 ALTER DATABASE postgres SET statement_timeout = '1s'; ALTER DATABASE postgres SET lock_timeout = '1ms';
+	 ALTER DATABASE postgres SET default_tablespace = elsewhere; ALTER DATABASE postgres SET default_table_access_method = heap2;
+	 ALTER DATABASE postgres SET idle_in_transaction_session_timeout = '1s'");
+on($server,
+	"ALTER DATABASE postgres SET statement_timeout = '200ms'; ALTER DATABASE postgres SET lock_timeout = '1ms';
+	 ALTER DATABASE postgres SET idle_in_transaction_session_timeout = '1s'");
+is(on($coordinator, "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE source = 'database'")
+	  . ' / ' . on($server, "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE source = 'database'"),
+	'default_table_access_method=heap2 default_tablespace=elsewhere idle_in_transaction_session_timeout=1000 lock_timeout=1 statement_timeout=1000'
+	  . ' / idle_in_transaction_session_timeout=1000 lock_timeout=1 statement_timeout=200',
+	"the databases' settings apply to new sessions, here and on server a");
+# A move each way, held at its cutover until the call has run longer than
+# the statement_timeout here (a move not held, past its cutover first, is
+# shorter: it still must not fail).
+for my $direction ([ 'items_5', "'a'", 'to server a', 'a' ], [ 'items_3', 'NULL', 'back here', 'here' ])
+{
+	my ($partition, $target, $what, $where) = @$direction;
+	my $err = move_held($partition, $target, sub {
+		my ($held) = @_;
+		$coordinator->poll_query_until('postgres',
+			"SELECT clock_timestamp() - started > interval '1.5 s' FROM reshard_progress WHERE phase = 'cutover'")
+		  or die "the move is not held"
+		  if $held;
+	});
+	unlike($err, qr/ERROR/, "the databases' settings here and there: $partition moved $what") or diag($err);
+	is(on($coordinator, "SELECT r.phase || ' ' || coalesce(p.server, 'here') FROM reshard_progress r, partition_placement p
+	                     WHERE r.\"table\" = 'public.items' AND p.partition = '$partition'::regclass"),
+		"done $where", "the databases' settings here and there: the move of $partition is done, it is $where");
+}
+is(on($coordinator,
+		"SELECT count(*) FILTER (WHERE reltablespace <> 0) || ' of ' || count(*) FROM pg_class
+		 WHERE oid = 'items_3'::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'items_3'::regclass)"),
+	'0 of 2', "items_3 and its index are back in the parent's tablespace, not in the database's default_tablespace");
+is(on($coordinator, "SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'items_3'::regclass"),
+	'heap', "items_3 is back of the access method a partition of items has, not of the database's default_table_access_method");
+# default_transaction_read_only of the database here, then of server a's:
+# refused at once, either way, saying why.  (The sessions that reset it
+# set it off first.)
+on($coordinator, "ALTER DATABASE postgres SET default_transaction_read_only = on");
+like($as_app_session->("CALL partition_move('items_6', 'a')"),
+	qr/ERROR:  cannot reshard public\.items in a read-only transaction\nDETAIL:  default_transaction_read_only is on/,
+	"default_transaction_read_only of the database here: the move is refused, and says why");
+on($coordinator, "SET default_transaction_read_only = off; ALTER DATABASE postgres RESET default_transaction_read_only");
+on($server, "ALTER DATABASE postgres SET default_transaction_read_only = on");
+like($as_app_session->("CALL partition_move('items_6', 'a')"),
+	qr/ERROR:  cannot move public\.items_6 to server "a": the sessions of app there are read-only \(default_transaction_read_only\)/,
+	"default_transaction_read_only of server a's database: the move there is refused at once, and says why");
+like($as_app_session->("CALL partition_move('items_4', NULL)"),
+	qr/ERROR:  cannot move public\.items_4 from server "a": the sessions of app there are read-only \(default_transaction_read_only\)/,
+	"default_transaction_read_only of server a's database: the move from there is refused at once, and says why");
+is(on($coordinator, "SELECT count(*) FROM reshard_progress WHERE phase NOT IN ('done', 'aborted')")
+	  . ' ' . on($coordinator, "SELECT string_agg(coalesce(server, 'here'), ' ' ORDER BY partition::text) FROM partition_placement
+	                            WHERE partition IN ('items_4'::regclass, 'items_6'::regclass)")
+	  . ' ' . on($server, "SELECT count(*) FROM pg_class WHERE relname = 'items_6'")
+	  . ' ' . on($coordinator, $ENGINE_LEFTOVERS) . ' ' . on($server, $ENGINE_LEFTOVERS),
+	'0 a here 0 none none', 'refused before anything was made, here or on server a');
+on($server, "SET default_transaction_read_only = off; ALTER DATABASE postgres RESET ALL");
+on($coordinator, "ALTER DATABASE postgres RESET ALL");
+is(on($coordinator, "SELECT count(*) FROM pg_db_role_setting WHERE setrole = 0")
+	  . ' ' . on($server, "SELECT count(*) FROM pg_db_role_setting WHERE setrole = 0"),
+	'0 0', "the databases have no setting left, here or on server a");
+is(on($coordinator, $same), '0', "after the moves under the databases' settings, the table holds what it held");
 
 # A default changed while a move waits for its cutover.
 my $alter;
