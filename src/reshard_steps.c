@@ -24,11 +24,13 @@
 #include "table_owner.h"
 
 /*
- * A catch-up round applies at most this many changes ... and the catch-up
- * ends when a round found fewer than this, or when the changes waiting did
- * not shrink in a round (writers as fast as the catch-up: the verification
- * then applies what its snapshot sees, and the cutover what is left within
- * its budget, or it fails after its attempts).
+ * A catch-up round applies at most this many changes ... and the phase
+ * catch up ends when a round found fewer than this, or when the changes
+ * waiting did not shrink in a round (writers as fast as the catch-up: the
+ * verification then applies what its snapshot sees, and the cutover what
+ * is left within its budget, or it fails after its attempts); the
+ * catch-up before a cutover attempt also waits for a short round
+ * (catch_up).
  */
 #define CATCH_UP_ROUND 10000
 #define CATCH_UP_ENOUGH 1000
@@ -200,21 +202,37 @@ step_catch_up(engine *e)
 }
 
 /*
- * Catch-up rounds, each in a transaction of its own, until caught_up():
- * before a cutover attempt, so that the changes written while the
- * verification read the table (a time that grows with it) are not left
- * for the attempt to apply under its lock.
+ * Catch-up rounds, each in a transaction of its own, before a cutover
+ * attempt, so that the changes written while the verification read the
+ * table (a time that grows with it), or during the rounds themselves, are
+ * not left for the attempt to apply under its lock.  A round begins with a
+ * backlog (the changes it applied, and those its snapshot saw still
+ * waiting); the rounds end when one began with fewer than CATCH_UP_ENOUGH
+ * and took less than a quarter of the budget (the attempt applies what was
+ * written meanwhile, at the same pace: a change to a foreign table costs a
+ * round trip or more to its server, and writers at a steady pace leave a
+ * thousand of those for a round of seconds), or when a round's backlog did
+ * not shrink (writers as fast as the catch-up: the attempt applies what is
+ * left within its budget, or fails).
  */
 void
 catch_up(engine *e)
 {
-	for (int64 waiting = -1;; waiting = state_int64(e, STATE_CHANGES_WAITING))
+	int64		previous = -1;
+
+	for (;;)
 	{
 		int64		applied = state_int64(e, STATE_CHANGES_APPLIED);
+		TimestampTz start = GetCurrentTimestamp();
+		int64		backlog;
 
 		run_unit(e, unit_apply_round, false);
-		if (caught_up(e, applied, waiting))
+		backlog = state_int64(e, STATE_CHANGES_APPLIED) - applied + state_int64(e, STATE_CHANGES_WAITING);
+		if (backlog < CATCH_UP_ENOUGH && !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), e->budget_ms / 4))
 			break;
+		if (previous >= 0 && backlog >= previous)
+			break;
+		previous = backlog;
 	}
 }
 
