@@ -34,6 +34,9 @@ DECLARE
     filled_sql text;
     filled_counts bigint[];
     filled_sums numeric[];
+    -- (the count and sum of row images by bucket b of the rows h of a query)
+    by_bucket constant text := 'SELECT array_agg(b), array_agg(n), array_agg(total)
+                                FROM (SELECT b, count(*) AS n, sum(h) AS total FROM (%s) AS x GROUP BY b) AS g';
     buckets_seen int[];
     counts_seen bigint[];
     sums_seen numeric[];
@@ -75,9 +78,7 @@ BEGIN
     -- (one statement, not a loop over a query, which PostgreSQL runs
     -- without parallel workers: they read the partitions side by side; so
     -- for the tables filled, below)
-    EXECUTE format('SELECT array_agg(b), array_agg(n), array_agg(total)
-                    FROM (SELECT b, count(*) AS n, sum(h) AS total FROM (%s) AS x GROUP BY b) AS g', sources_sql)
-    INTO buckets_seen, counts_seen, sums_seen;
+    EXECUTE format(by_bucket, sources_sql) INTO buckets_seen, counts_seen, sums_seen;
     FOR i IN 1 .. coalesce(array_length(buckets_seen, 1), 0) LOOP
         b := buckets_seen[i];
         IF b IS NULL OR b < 0 OR b >= s.new_buckets OR s.shadows[b + 1] IS NULL THEN
@@ -97,9 +98,7 @@ BEGIN
     filled_counts := array_fill(0::bigint, ARRAY[s.new_buckets]);
     filled_sums := array_fill(0::numeric, ARRAY[s.new_buckets]);
     IF filled_sql IS NOT NULL THEN
-        EXECUTE format('SELECT array_agg(b), array_agg(n), array_agg(total)
-                        FROM (SELECT b, count(*) AS n, sum(h) AS total FROM (%s) AS x GROUP BY b) AS g', filled_sql)
-        INTO buckets_seen, counts_seen, sums_seen;
+        EXECUTE format(by_bucket, filled_sql) INTO buckets_seen, counts_seen, sums_seen;
         FOR i IN 1 .. coalesce(array_length(buckets_seen, 1), 0) LOOP
             filled_counts[buckets_seen[i] + 1] := counts_seen[i];
             filled_sums[buckets_seen[i] + 1] := sums_seen[i];
