@@ -149,6 +149,7 @@ SELECT i.id,
            subsetting_partition_hash.jumpbackhash16_uuid_partition_hash(i.key_uuid, i.seed) AS partition_hashes,
        md5(jumpbackhash_operator_classes_ddl(i.buckets, 'public', '$libdir/subsetting')) AS operator_classes_ddl,
        reshard_bucket_sql('jumpbackanchorhash', 'id', i.buckets, a.removed) AS reshard_bucket_sql,
+       md5(reshard_remote_revoke(ARRAY[i.key_text], ARRAY[i.key_text || '()'])) AS reshard_remote_revoke,
        -- subsets
        ringsteady_subset(i.frontend, i.backends, i.subset_size, i.backend_scaling)::text AS ringsteady,
        rocksteadier_subset(i.frontend, i.backends, i.subset_size, i.lot_size)::text AS rocksteadier,
