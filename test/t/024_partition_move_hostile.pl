@@ -324,6 +324,30 @@ is(on($coordinator, "SELECT coalesce(server, 'here') FROM partition_placement WH
 on($coordinator, "SET ROLE app; INSERT INTO items (id) SELECT i FROM generate_series(-200, -1) AS i; INSERT INTO before (id, v, n) SELECT i, 'during', 0 FROM generate_series(-200, -1) AS i");
 is(on($coordinator, $same), '0', 'the table holds what it held, and rows written since take the new default, on the servers too');
 
+# A parent of an access method of its own (PostgreSQL 17 on): a resharding
+# keeps it (its new parent is made USING it), and a partition moved back
+# here is of it (heap2, made above; the partition added is of the heap,
+# made LIKE the table).
+SKIP:
+{
+	skip 'a partitioned table has an access method from PostgreSQL 17 on', 2 if $coordinator->pg_version < 17;
+	my $ams = "SELECT string_agg(c.relname || ' ' || a.amname, ', ' ORDER BY c.relname)
+	           FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname ~ '^am_t(_[0-9])?\$'";
+	on($coordinator,
+		"SET ROLE app;
+		 CREATE TABLE am_t (id bigint NOT NULL) PARTITION BY HASH (id jumpbackhash2_int8_ops) USING heap2;
+		 CREATE TABLE am_t_0 PARTITION OF am_t FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+		 CREATE TABLE am_t_1 PARTITION OF am_t FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+		 INSERT INTO am_t SELECT generate_series(1, 300);
+		 CREATE TABLE am_t_2 (LIKE am_t INCLUDING ALL);
+		 CALL reshard_add_partition('am_t', 'am_t_2');
+		 CALL partition_move('am_t_0', 'a');
+		 CALL partition_move('am_t_0', NULL)");
+	is(on($coordinator, $ams), 'am_t heap2, am_t_0 heap2, am_t_1 heap2, am_t_2 heap',
+		"resharding and moving back keep the parent's access method, and the partitions' of it");
+	is(on($coordinator, "SELECT count(*) || ' ' || sum(id) FROM am_t"), '300 45150', 'am_t holds its 300 rows');
+}
+
 is(on($coordinator, $ENGINE_LEFTOVERS) . ' ' . on($server, $ENGINE_LEFTOVERS), 'none none',
 	'nothing of the engine is left, here or on server a');
 
