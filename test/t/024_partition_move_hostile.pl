@@ -31,7 +31,9 @@
 #	- a default changed on the table while a move waits for its cutover is
 #	  kept, whichever gets the table first: the move (the change then
 #	  follows it) or the change (the move then fails naming it, and is done
-#	  when called again).
+#	  when called again);
+#	- on PostgreSQL 17 on, a parent of an access method of its own (heap2)
+#	  keeps it through a resharding, and a partition moved back is of it.
 #	Each time, the table holds what it held, and nothing of the engine is
 #	left on either server.
 #
