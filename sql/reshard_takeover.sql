@@ -416,7 +416,7 @@ SELECT reshard_takeover_sql('"Take ""Over"" Schema".serial', '"Take ""Over"" Sch
 SELECT reshard_takeover_sql('"Take ""Over"" Schema".refused', '"Take ""Over"" Schema".refused');
 SELECT reshard_takeover_sql('"Take ""Over"" Schema".refused', NULL) AS strict;
 
--- It only reads the catalogs, with a safe search_path.
+-- It only reads the catalogs, with a safe search_path, its plans made once.
 SELECT provolatile, proisstrict, proconfig FROM pg_proc WHERE oid = 'reshard_takeover_sql(regclass, regclass)'::regprocedure;
 
 DROP PUBLICATION "Publication ""one""", "publication two", "publication three";
