@@ -78,10 +78,71 @@ SELECT rp_grants() = :'before' AS same_grants;
 DROP TABLE rp, rp_made;
 DROP FUNCTION rp_grants();
 DELETE FROM reshard_state;
+
 ALTER DEFAULT PRIVILEGES FOR ROLE reshard_privileges_owner IN SCHEMA public
     REVOKE ALL ON TABLES FROM reshard_privileges_spy;
 ALTER DEFAULT PRIVILEGES FOR ROLE reshard_privileges_owner IN SCHEMA public
     REVOKE ALL ON SEQUENCES FROM PUBLIC;
+-- Without those default privileges, an event trigger of the DBA's that
+-- grants the spy the columns of every table made (as scripts that stand in
+-- for default privileges do; it notes each table), the table's own grants
+-- taken back from the spy: the spy gets no column of what the engine
+-- makes either (before the fix, it could read and update every column of
+-- the shadows, the new parent and the change log).
+CREATE TABLE rq_granted (relid oid);
+GRANT INSERT ON rq_granted TO reshard_privileges_owner;
+CREATE FUNCTION rq_grant_columns() RETURNS event_trigger LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT c.objid FROM pg_event_trigger_ddl_commands() AS c WHERE c.command_tag = 'CREATE TABLE' LOOP
+        EXECUTE (SELECT format('GRANT SELECT (%s), UPDATE (%1$s) ON %s TO reshard_privileges_spy',
+                               string_agg(quote_ident(attname), ', ' ORDER BY attnum), r.objid::regclass)
+                 FROM pg_attribute WHERE attrelid = r.objid AND attnum > 0 AND NOT attisdropped);
+        INSERT INTO public.rq_granted VALUES (r.objid);
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER rq_grant_columns ON ddl_command_end WHEN TAG IN ('CREATE TABLE') EXECUTE FUNCTION rq_grant_columns();
+SET ROLE reshard_privileges_owner;
+CREATE TABLE rq (id bigint NOT NULL, secret text) PARTITION BY LIST (jumpbackhash(id, 2));
+CREATE TABLE rq_0 PARTITION OF rq FOR VALUES IN (0);
+CREATE TABLE rq_1 PARTITION OF rq FOR VALUES IN (1);
+INSERT INTO rq SELECT i, 'secret ' || i FROM generate_series(1, 100) AS i;
+CREATE TABLE rq_2 (LIKE rq INCLUDING ALL);
+REVOKE ALL ON rq, rq_0, rq_1, rq_2 FROM reshard_privileges_spy;
+GRANT SELECT (id) ON rq TO reshard_privileges_spy;
+RESET ROLE;
+CREATE FUNCTION rq_spy_columns() RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(format('%s.%s', c.relname, a.attname), ', ' ORDER BY c.relname, a.attnum)
+    FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+    WHERE c.relname ~ '^(rq|reshard_)' AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+      AND has_column_privilege('reshard_privileges_spy', c.oid, a.attnum, 'SELECT, UPDATE')
+$$;
+SELECT rq_spy_columns() AS spy_columns_before;
+CALL reshard_begin('rq', 'add', 'rq_2');
+CALL reshard_step('rq');   -- setup
+CALL reshard_step('rq');   -- capture
+CALL reshard_step('rq');   -- the copy of rq_0
+SELECT phase FROM reshard_progress;
+-- The event trigger did grant the spy the columns of each table the engine made.
+SELECT count(*) AS made_and_granted
+FROM reshard_state s, unnest(s.shadows || s.new_parent || s.log) AS t(oid)
+WHERE t.oid <> 'rq_2'::regclass AND t.oid IN (SELECT relid FROM rq_granted);
+SELECT rq_spy_columns() AS spy_columns_during;
+DO $$
+BEGIN
+    WHILE (SELECT phase FROM reshard_state) NOT IN ('done', 'aborted') LOOP
+        CALL reshard_step('rq');
+    END LOOP;
+END
+$$;
+SELECT phase FROM reshard_progress;
+SELECT rq_spy_columns() AS spy_columns_after;
+DROP EVENT TRIGGER rq_grant_columns;
+DROP FUNCTION rq_grant_columns(), rq_spy_columns();
+DROP TABLE rq, rq_granted;
+DELETE FROM reshard_state;
 REVOKE CREATE ON SCHEMA public FROM reshard_privileges_owner;
 DROP ROLE reshard_privileges_spy;
 DROP ROLE reshard_privileges_owner;

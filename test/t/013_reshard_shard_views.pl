@@ -36,8 +36,10 @@
 #	   stays there, reshard_all_o, reshard_shown_o, reshard_incoming_o,
 #	   reshard_mark_o(), reshard_refuse_direct_o()).  While the call is in
 #	   its catch-up, spy has no privilege on what the engine made on
-#	   either, and
-#	   cannot read the hidden keys.  After it, what spy made is as it was,
+#	   either, and cannot read the hidden keys; nor has peek, a role
+#	   without default privileges, to which an event trigger of the DBA's
+#	   on both grants the columns of every table, view and foreign table
+#	   made.  After it, what spy made is as it was,
 #	   and is dropped.  Then: the call returns how many
 #	   rows moved; the table equals its
 #	   mirror (EXCEPT ALL both ways), no key twice; each shard, asked
@@ -272,12 +274,32 @@ sub under_writers
 }
 
 # spy: CREATE in the schema, and alice's default privileges give it all on
-# her new tables and functions, on the coordinator and on shard 0.
+# her new tables and functions, on the coordinator and on shard 0; peek:
+# the columns of every table, view and foreign table made there, which an
+# event trigger grants it.
 for my $node ($coordinator, $shards[0])
 {
-	on($node, 'GRANT CREATE ON SCHEMA public TO spy;
+	on($node, q{GRANT CREATE ON SCHEMA public TO spy;
 	           ALTER DEFAULT PRIVILEGES FOR ROLE alice IN SCHEMA public GRANT ALL ON TABLES TO spy;
-	           ALTER DEFAULT PRIVILEGES FOR ROLE alice IN SCHEMA public GRANT ALL ON FUNCTIONS TO spy');
+	           ALTER DEFAULT PRIVILEGES FOR ROLE alice IN SCHEMA public GRANT ALL ON FUNCTIONS TO spy;
+	           CREATE ROLE peek;
+	           CREATE FUNCTION grant_columns() RETURNS event_trigger LANGUAGE plpgsql AS $$
+	           DECLARE
+	               r record;
+	               columns text;
+	           BEGIN
+	               FOR r IN SELECT c.objid FROM pg_event_trigger_ddl_commands() AS c
+	                        WHERE c.command_tag IN ('CREATE TABLE', 'CREATE VIEW', 'CREATE FOREIGN TABLE') LOOP
+	                   SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO columns
+	                   FROM pg_attribute WHERE attrelid = r.objid AND attnum > 0 AND NOT attisdropped;
+	                   IF columns IS NOT NULL THEN
+	                       EXECUTE format('GRANT SELECT (%s), UPDATE (%1$s) ON %s TO peek', columns, r.objid::regclass);
+	                   END IF;
+	               END LOOP;
+	           END
+	           $$;
+	           CREATE EVENT TRIGGER grant_columns ON ddl_command_end
+	               WHEN TAG IN ('CREATE TABLE', 'CREATE VIEW', 'CREATE FOREIGN TABLE') EXECUTE FUNCTION grant_columns()});
 }
 my @foreign = split /\n/, on($coordinator, "SELECT oid FROM pg_class WHERE relname IN ('items_0', 'items_1', 'items_2')");
 my $items_0 = on($coordinator, "SELECT 'items_0'::regclass::oid");
@@ -316,8 +338,8 @@ sub squat
 }
 
 # spy_refused(NAME, CUT): while the call is in its catch-up, spy has no
-# privilege on what the engine made (here and on shard 0), and cannot read
-# the hidden keys.
+# privilege on what the engine made (here and on shard 0), nor has peek, and
+# spy cannot read the hidden keys.
 sub spy_refused
 {
 	my ($name, $cut) = @_;
@@ -325,6 +347,8 @@ sub spy_refused
 		SELECT count(*) || ' made; ' || coalesce(string_agg(x, ', ' ORDER BY x) FILTER (WHERE x IS NOT NULL), 'none') FROM (
 		    SELECT CASE WHEN has_table_privilege('spy', c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
 		                  OR EXISTS (SELECT FROM aclexplode(c.relacl) AS a WHERE a.grantee = 'spy'::regrole)
+		                  OR has_any_column_privilege('spy', c.oid, 'SELECT, INSERT, UPDATE, REFERENCES')
+		                  OR has_any_column_privilege('peek', c.oid, 'SELECT, INSERT, UPDATE, REFERENCES')
 		                THEN c.relname::text END AS x
 		    FROM pg_class c WHERE c.relname LIKE 'reshard\_%' AND c.relowner = 'alice'::regrole AND c.relkind <> 'i'
 		    UNION ALL

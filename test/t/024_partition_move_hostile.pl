@@ -9,6 +9,9 @@
 #	  or on the server; afterwards the moved partition has exactly the
 #	  grants it had; a table spy made on the server under the name a
 #	  partition would take there refuses that move before anything is made;
+#	  nor may peek, a role without default privileges, to which an event
+#	  trigger of the DBA's, on both servers, grants the columns of every
+#	  table, view and foreign table made;
 #	- app's role settings, here (statement_timeout 1 s, lock_timeout 1 ms,
 #	  default_tablespace, idle_in_transaction_session_timeout) and on the
 #	  server (statement_timeout 200 ms, lock_timeout 1 ms) fail no move,
@@ -67,7 +70,25 @@ for my $node ($coordinator, $server)
 		 GRANT CREATE ON SCHEMA public TO app, spy;
 		 ALTER DEFAULT PRIVILEGES FOR ROLE app IN SCHEMA public GRANT ALL ON TABLES TO spy;
 		 ALTER DEFAULT PRIVILEGES FOR ROLE app IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO spy;
-		 ALTER DEFAULT PRIVILEGES FOR ROLE app GRANT ALL ON TABLES TO spy");
+		 ALTER DEFAULT PRIVILEGES FOR ROLE app GRANT ALL ON TABLES TO spy;
+		 CREATE ROLE peek;
+		 CREATE FUNCTION grant_columns() RETURNS event_trigger LANGUAGE plpgsql AS \$\$
+		 DECLARE
+		     r record;
+		     columns text;
+		 BEGIN
+		     FOR r IN SELECT c.objid FROM pg_event_trigger_ddl_commands() AS c
+		              WHERE c.command_tag IN ('CREATE TABLE', 'CREATE VIEW', 'CREATE FOREIGN TABLE') LOOP
+		         SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO columns
+		         FROM pg_attribute WHERE attrelid = r.objid AND attnum > 0 AND NOT attisdropped;
+		         IF columns IS NOT NULL THEN
+		             EXECUTE format('GRANT SELECT (%s), UPDATE (%1\$s) ON %s TO peek', columns, r.objid::regclass);
+		         END IF;
+		     END LOOP;
+		 END
+		 \$\$;
+		 CREATE EVENT TRIGGER grant_columns ON ddl_command_end
+		     WHEN TAG IN ('CREATE TABLE', 'CREATE VIEW', 'CREATE FOREIGN TABLE') EXECUTE FUNCTION grant_columns()");
 }
 on($coordinator,
 	"GRANT USAGE ON FOREIGN SERVER a TO app;
@@ -101,9 +122,10 @@ my $grants = "SELECT coalesce(c.relacl::text, '') || ' '
               FROM pg_class c WHERE c.oid = 'items_1'::regclass";
 my $grants_before = on($coordinator, $grants);
 
-# What the engine made that spy may use, on NODE: its relations (every one
-# not of an extension whose name begins reshard_, or the table of a move on
-# the server) and functions (reshard_...): "N made, M usable by spy: ...".
+# What the engine made that spy (or peek) may use, on NODE: its relations
+# (every one not of an extension whose name begins reshard_, or the table of
+# a move on the server) and functions (reshard_...): "N made, M usable by
+# spy: ...".
 sub spy_may_use
 {
 	my ($node) = @_;
@@ -111,7 +133,8 @@ sub spy_may_use
 		"WITH made AS (
 		     SELECT c.oid::regclass::text AS name,
 		            has_table_privilege('spy', c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
-		            OR has_any_column_privilege('spy', c.oid, 'SELECT, INSERT, UPDATE, REFERENCES') AS usable
+		            OR has_any_column_privilege('spy', c.oid, 'SELECT, INSERT, UPDATE, REFERENCES')
+		            OR has_any_column_privilege('peek', c.oid, 'SELECT, INSERT, UPDATE, REFERENCES') AS usable
 		     FROM pg_class c
 		     WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'f', 'm', 'S')
 		       AND (c.relname LIKE 'reshard\\_%' OR c.relname LIKE 'items\\_%' AND c.relkind <> 'f' AND '" . $node->name . "' = 'server_a')

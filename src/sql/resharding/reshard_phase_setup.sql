@@ -183,11 +183,15 @@ BEGIN
     EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, sequence_name);
     s.log_sequence := format('%I.%I', schema_name, sequence_name)::regclass;
     -- Nobody but the owner may use what the engine makes: the schema's
-    -- default privileges reach every table its owner creates there, so what
-    -- they granted is revoked in the same transaction (the cutover gives
-    -- the tables that take the old ones' places the old ones' grants).
+    -- default privileges reach every table its owner creates there, and so
+    -- may an event trigger's grants, of columns too; what they granted is
+    -- revoked in the same transaction (REVOKE on a table revokes its
+    -- columns' privileges too; the cutover gives the tables that take the
+    -- old ones' places the old ones' grants).
     FOR r IN SELECT DISTINCT c.oid, c.relkind, a.grantee
-             FROM pg_class c, aclexplode(c.relacl) AS a
+             FROM pg_class c,
+                  LATERAL (SELECT c.relacl UNION ALL SELECT attacl FROM pg_attribute WHERE attrelid = c.oid) AS x(acl),
+                  aclexplode(x.acl) AS a
              WHERE c.oid = ANY (s.shadows || s.new_parent || s.log || s.log_sequence)
                AND c.oid IS DISTINCT FROM s.partition AND a.grantee <> c.relowner LOOP
         EXECUTE format('REVOKE ALL ON %s %s FROM %s', CASE r.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END,

@@ -310,8 +310,12 @@ BEGIN
     END LOOP;
     IF action = 'create' THEN
         -- Nor here may anybody but the owner use the foreign tables made
-        -- (the schema's default privileges revoked, as reshard_phase_setup does).
-        FOR g IN SELECT DISTINCT c.oid, a.grantee FROM pg_class c, aclexplode(c.relacl) AS a
+        -- (what the schema's default privileges or an event trigger granted
+        -- revoked, as reshard_phase_setup does).
+        FOR g IN SELECT DISTINCT c.oid, a.grantee
+                 FROM pg_class c,
+                      LATERAL (SELECT c.relacl UNION ALL SELECT attacl FROM pg_attribute WHERE attrelid = c.oid) AS x(acl),
+                      aclexplode(x.acl) AS a
                  WHERE c.oid = ANY (s.hidden_keys || s.shadows) AND c.oid IS DISTINCT FROM s.partition
                    AND c.relkind = 'f' AND a.grantee <> c.relowner LOOP
             EXECUTE format('REVOKE ALL ON TABLE %s FROM %s', g.oid::regclass,
