@@ -21,7 +21,7 @@ use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
   inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins
-  mirrored_writers items_equal_mirror close_gate open_gate link_servers);
+  mirrored_writers items_equal_mirror close_gate open_gate link_servers grant_columns_of_new_tables);
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -48,6 +48,36 @@ sub password_logins
 	print $fh "local all $roles scram-sha-256\nhost all $roles 127.0.0.1/32 scram-sha-256\n$rules";
 	close($fh);
 	$node->reload;
+	return;
+}
+
+# grant_columns_of_new_tables(NODE, ROLE): ROLE, a new role on NODE, gets
+# from then on the columns (SELECT and UPDATE) of every table, view and
+# foreign table made on NODE, by whoever makes it: an event trigger of a
+# DBA's, as scripts that stand in for default privileges are.
+sub grant_columns_of_new_tables
+{
+	my ($node, $role) = @_;
+	$node->safe_psql(
+		'postgres', qq{
+		CREATE ROLE $role;
+		CREATE FUNCTION grant_columns_to_$role() RETURNS event_trigger LANGUAGE plpgsql AS \$\$
+		DECLARE
+		    r record;
+		    columns text;
+		BEGIN
+		    FOR r IN SELECT c.objid FROM pg_event_trigger_ddl_commands() AS c
+		             WHERE c.command_tag IN ('CREATE TABLE', 'CREATE VIEW', 'CREATE FOREIGN TABLE') LOOP
+		        SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO columns
+		        FROM pg_attribute WHERE attrelid = r.objid AND attnum > 0 AND NOT attisdropped;
+		        IF columns IS NOT NULL THEN
+		            EXECUTE format('GRANT SELECT (%s), UPDATE (%1\$s) ON %s TO $role', columns, r.objid::regclass);
+		        END IF;
+		    END LOOP;
+		END
+		\$\$;
+		CREATE EVENT TRIGGER grant_columns_to_$role ON ddl_command_end
+		    WHEN TAG IN ('CREATE TABLE', 'CREATE VIEW', 'CREATE FOREIGN TABLE') EXECUTE FUNCTION grant_columns_to_$role()});
 	return;
 }
 

@@ -70,25 +70,8 @@ for my $node ($coordinator, $server)
 		 GRANT CREATE ON SCHEMA public TO app, spy;
 		 ALTER DEFAULT PRIVILEGES FOR ROLE app IN SCHEMA public GRANT ALL ON TABLES TO spy;
 		 ALTER DEFAULT PRIVILEGES FOR ROLE app IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO spy;
-		 ALTER DEFAULT PRIVILEGES FOR ROLE app GRANT ALL ON TABLES TO spy;
-		 CREATE ROLE peek;
-		 CREATE FUNCTION grant_columns() RETURNS event_trigger LANGUAGE plpgsql AS \$\$
-		 DECLARE
-		     r record;
-		     columns text;
-		 BEGIN
-		     FOR r IN SELECT c.objid FROM pg_event_trigger_ddl_commands() AS c
-		              WHERE c.command_tag IN ('CREATE TABLE', 'CREATE VIEW', 'CREATE FOREIGN TABLE') LOOP
-		         SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO columns
-		         FROM pg_attribute WHERE attrelid = r.objid AND attnum > 0 AND NOT attisdropped;
-		         IF columns IS NOT NULL THEN
-		             EXECUTE format('GRANT SELECT (%s), UPDATE (%1\$s) ON %s TO peek', columns, r.objid::regclass);
-		         END IF;
-		     END LOOP;
-		 END
-		 \$\$;
-		 CREATE EVENT TRIGGER grant_columns ON ddl_command_end
-		     WHEN TAG IN ('CREATE TABLE', 'CREATE VIEW', 'CREATE FOREIGN TABLE') EXECUTE FUNCTION grant_columns()");
+		 ALTER DEFAULT PRIVILEGES FOR ROLE app GRANT ALL ON TABLES TO spy");
+	grant_columns_of_new_tables($node, 'peek');
 }
 on($coordinator,
 	"GRANT USAGE ON FOREIGN SERVER a TO app;
