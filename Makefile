@@ -157,6 +157,7 @@ REGRESS = \
 	reshard_settings \
 	reshard_database_settings \
 	reshard_privileges \
+	reshard_event_triggers \
 	reshard_names \
 	reshard_grants \
 	reshard_definition_changes \

@@ -195,9 +195,12 @@ copies_unlogged(engine *e)
 
 /*
  * The state row of a new resharding (after the checks), or the one of an
- * interrupted resharding of the same table with the same arguments.  In a
- * transaction block, only the checks run (their errors say more than the
- * block's), and then the call is refused.
+ * interrupted resharding of the same table with the same arguments.  One
+ * that was interrupted while undoing itself is undone to the end and then
+ * begun anew (the caller asked for the resharding, not for its undo:
+ * reshard_abort is that), and so is one that copied from or into unlogged
+ * tables.  In a transaction block, only the checks run (their errors say
+ * more than the block's), and then the call is refused.
  */
 static bool
 begin(engine *e, const char *operation, Oid partition, const char *server, shard_views_choice shard_views)
@@ -221,16 +224,21 @@ begin(engine *e, const char *operation, Oid partition, const char *server, shard
 						 errhint("Call it again with the same arguments to finish it, or undo it with reshard_abort.")));
 			refuse_atomic(e);
 			e->cutover_committing = cut_short_in_cutover(e);
-			if (!copies_unlogged(e))
+			if (e->phase == PHASE_UNDO)
+				ereport(NOTICE,
+						(errmsg("the interrupted resharding of %s was undoing itself: it is undone and done again",
+								relation_name(e->parent))));
+			else if (copies_unlogged(e))
+				ereport(NOTICE,
+						(errmsg("the interrupted resharding of %s copies from or into unlogged tables, which a crash empties: "
+								"it is undone and done again", relation_name(e->parent))));
+			else
 			{
 				/* the error that stopped it is not this call's */
 				set_state_text(e, STATE_ERROR, NULL);
 				save_state(e);
 				return true;
 			}
-			ereport(NOTICE,
-					(errmsg("the interrupted resharding of %s copies from or into unlogged tables, which a crash empties: "
-							"it is undone and done again", relation_name(e->parent))));
 			(void) undo(e);
 		}
 		/* Called again after it ended: the same resharding is done already. */
