@@ -12,18 +12,21 @@ OBJS = \
 	src/ring_sql.o \
 	src/ring_cache.o \
 	src/ring_errors.o \
-	src/reshard_inspect.o \
-	src/reshard_capture.o \
-	src/reshard_engine.o \
-	src/reshard_phases.o \
-	src/reshard_state.o \
-	src/reshard_xact.o \
-	src/reshard_steps.o \
-	src/reshard_cutover.o \
-	src/reshard_acl.o \
-	src/reshard_indexes.o \
-	src/reshard_shards.o \
-	src/reshard_copy.o \
+	src/resharding/procedures.o \
+	src/resharding/driver.o \
+	src/resharding/tables.o \
+	src/resharding/state.o \
+	src/resharding/cleanup.o \
+	src/resharding/xact.o \
+	src/resharding/steps.o \
+	src/resharding/cutover.o \
+	src/resharding/shards.o \
+	src/resharding/indexes.o \
+	src/resharding/acl.o \
+	src/resharding/capture.o \
+	src/resharding/copy.o \
+	src/resharding/remote.o \
+	src/resharding/inspect.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \
@@ -85,22 +88,40 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_dry_run.sql \
 	src/sql/resharding/reshard_check.sql \
 	src/sql/resharding/reshard_state.sql \
+	src/sql/resharding/reshard_cleanup.sql \
 	src/sql/resharding/reshard_progress.sql \
 	src/sql/resharding/reshard_capture.sql \
 	src/sql/resharding/reshard_row_image_hash.sql \
 	src/sql/resharding/reshard_expect_phase.sql \
 	src/sql/resharding/reshard_object_name.sql \
+	src/sql/resharding/reshard_free_name.sql \
 	src/sql/resharding/reshard_remote_revoke.sql \
+	src/sql/resharding/reshard_remote_sql.sql \
+	src/sql/resharding/reshard_revoke_others.sql \
+	src/sql/resharding/reshard_key_indexes.sql \
 	src/sql/resharding/reshard_transfer_table.sql \
 	src/sql/resharding/reshard_copy_rows.sql \
+	src/sql/resharding/reshard_remote_owner_checks.sql \
+	src/sql/resharding/reshard_plan_table.sql \
+	src/sql/resharding/reshard_plan_move.sql \
+	src/sql/resharding/reshard_plan_bucket.sql \
+	src/sql/resharding/reshard_plan_parent.sql \
+	src/sql/resharding/reshard_plan_partitions.sql \
+	src/sql/resharding/reshard_plan_shard_views.sql \
+	src/sql/resharding/reshard_plan_key.sql \
 	src/sql/resharding/reshard_plan.sql \
 	src/sql/resharding/reshard_phase_setup.sql \
 	src/sql/resharding/reshard_phase_copy.sql \
 	src/sql/resharding/reshard_apply_log.sql \
 	src/sql/resharding/reshard_phase_verify.sql \
+	src/sql/resharding/reshard_takeover_pairs.sql \
+	src/sql/resharding/reshard_takeover_indexes.sql \
+	src/sql/resharding/reshard_takeover_table.sql \
+	src/sql/resharding/reshard_takeover_privileges.sql \
 	src/sql/resharding/reshard_takeover_sql.sql \
 	src/sql/resharding/reshard_guard.sql \
 	src/sql/resharding/reshard_catalog_check.sql \
+	src/sql/resharding/reshard_cutover_shard_rows.sql \
 	src/sql/resharding/reshard_phase_cutover.sql \
 	src/sql/resharding/reshard_phase_finish.sql \
 	src/sql/resharding/reshard_phase_undo.sql \
@@ -111,6 +132,18 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_abort.sql \
 	src/sql/placement/partition_placement.sql \
 	src/sql/placement/placement_plan.sql \
+	src/sql/placement/move_collation_name.sql \
+	src/sql/placement/move_column_definitions.sql \
+	src/sql/placement/move_remote_indexes.sql \
+	src/sql/placement/move_remote_checks.sql \
+	src/sql/placement/move_destination_guard.sql \
+	src/sql/placement/move_plan.sql \
+	src/sql/placement/move_phase_setup.sql \
+	src/sql/placement/move_phase_copy.sql \
+	src/sql/placement/move_phase_verify.sql \
+	src/sql/placement/move_phase_cutover.sql \
+	src/sql/placement/move_phase_finish.sql \
+	src/sql/placement/move_phase_undo.sql \
 	src/sql/placement/partition_move.sql \
 	src/sql/placement/rebalance.sql
 
@@ -154,11 +187,24 @@ REGRESS = \
 	engine_cutover \
 	engine_finish \
 	engine_undo \
+	engine_cleanup \
+	engine_move_setup \
+	engine_move_capture \
+	engine_move_copy \
+	engine_move_catch_up \
+	engine_move_verify \
+	engine_move_cutover \
+	engine_move_finish \
+	engine_move_undo \
+	move_interrupted \
+	move_rebalance_weights \
 	reshard_settings \
 	reshard_database_settings \
 	reshard_privileges \
+	reshard_state_tampering \
 	reshard_event_triggers \
 	reshard_names \
+	reshard_adopted_key_index \
 	reshard_grants \
 	reshard_definition_changes \
 	reshard_foreign_key_arrangements \
@@ -176,7 +222,8 @@ REGRESS = \
 	internal_routines \
 	argument_sweep \
 	placement \
-	partition_move \
+	move_refusals \
+	event_trigger_grants \
 	engine_state_write_fails
 
 # Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
@@ -188,6 +235,7 @@ ISOLATION = \
 	reshard_long_reader \
 	reshard_engine_writers \
 	reshard_engine_cutover \
+	reshard_move_cutover \
 	reshard_foreign_keys \
 	reshard_foreign_key_writers \
 	reshard_catch_up \
@@ -208,7 +256,7 @@ PROVE_TESTS = test/t/*.pl
 DISTVERSION = $(if $(word 3,$(subst ., ,$(EXTVERSION))),$(EXTVERSION),$(EXTVERSION).0)
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir) -DSUBSETTING_VERSION='"$(DISTVERSION)"'
-# reshard_copy_rows (src/reshard_copy.c) opens connections of its own to
+# reshard_copy_rows (src/resharding/copy.c) opens connections of its own to
 # postgres_fdw servers: the module links libpq, as postgres_fdw does.
 SHLIB_LINK_INTERNAL = $(libpq)
 # Export only what the server looks up by name (src/compat.h says how).
@@ -248,7 +296,7 @@ print-%:
 	@echo '$($*)'
 
 # PGXS knows no header dependencies: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/*.h src/core/*.h)
+$(OBJS): $(wildcard src/*.h src/resharding/*.h src/core/*.h)
 # ... and the magic block when the version changes.
 src/module.o src/module.bc: $(srcdir)/$(EXTENSION).control
 

@@ -38,6 +38,8 @@ SELECT 'name'::regtype, v = '''public''', v FROM unnest(ARRAY['''public''', 'NUL
 UNION ALL
 SELECT 'regclass'::regtype, v = '''pg_class''', v FROM unnest(ARRAY['''pg_class''', 'NULL', '0']) AS v
 UNION ALL
+SELECT 'oid'::regtype, v = '100', v FROM unnest(ARRAY['100', 'NULL', '0', '4294967295', '''pg_catalog.default''::regcollation']) AS v
+UNION ALL
 SELECT 'record'::regtype, v = 'ROW(1, ''x'')', v
 FROM unnest(ARRAY['ROW(1, ''x'')', 'NULL', 'ROW()', 'ROW(NULL::int, NULL::text)', 'ROW(repeat(''x'', 100000))']) AS v
 UNION ALL
@@ -79,7 +81,12 @@ SELECT 'bytea[]'::regtype, v = '''{"\\x00ff"}''', v FROM unnest(ARRAY['''{"\\x00
 UNION ALL
 SELECT 'uuid[]'::regtype, v = '''{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}''', v
 FROM unnest(ARRAY['''{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}''', 'NULL', '''{}''', '''{NULL}''',
-    '''{{00000000-0000-0000-0000-000000000000},{ffffffff-ffff-ffff-ffff-ffffffffffff}}''']) AS v;
+    '''{{00000000-0000-0000-0000-000000000000},{ffffffff-ffff-ffff-ffff-ffffffffffff}}''']) AS v
+UNION ALL
+-- (the ordinary one: the indexes of pg_class, which is the ordinary regclass)
+SELECT 'oid[]'::regtype, v ~ '^ARRAY', v FROM unnest(ARRAY[
+    'ARRAY(SELECT indexrelid FROM pg_index WHERE indrelid = ''pg_class''::regclass ORDER BY 1)', 'NULL', '''{}''',
+    '''{NULL}''', '''{0,1,4294967295}''', '''{{1,2},{3,4}}''', '''[5:6]={1,2}''']) AS v;
 INSERT INTO sweep_value VALUES
     ('partition_ring', true, $$ring_build('{1,2,3,4}', '{1,1,1,1}', '{1,2,3,4}', part_power => 4, replicas => 2)$$),
     ('partition_ring', false, 'NULL'),

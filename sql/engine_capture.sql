@@ -1,5 +1,5 @@
 -- Phase capture of the resharding engine (docs/resharding-engine.md,
--- "Phases"; step_capture in src/reshard_steps.c): the triggers that log
+-- "Phases"; step_capture in src/resharding/steps.c): the triggers that log
 -- every write to an old partition, and that refuse to truncate one, are
 -- created, and nothing else; from then on each row change is in the log.
 \i test/engine_phase_helpers.sql

@@ -1,5 +1,5 @@
 -- Phase catch up of the resharding engine (docs/resharding-engine.md,
--- "Phases"; step_catch_up in src/reshard_steps.c): one round per step
+-- "Phases"; step_catch_up in src/resharding/steps.c): one round per step
 -- applies at most 10,000 entries of the change log, in order, to the tables
 -- filled, and deletes them; the phase moves on to verify after a round that
 -- found few (under 1,000).  The writes are counted here by PostgreSQL

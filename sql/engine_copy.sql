@@ -1,5 +1,5 @@
 -- Phase copy of the resharding engine (docs/resharding-engine.md,
--- "Phases"; step_copy in src/reshard_steps.c): one old partition per step,
+-- "Phases"; step_copy in src/resharding/steps.c): one old partition per step,
 -- its rows copied into the tables of their new buckets, and its entries of
 -- the change log that the copy's snapshot sees deleted (their effect is in
 -- the copy); the phase moves on to catch up only after the last.  The

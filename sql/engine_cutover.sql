@@ -1,5 +1,5 @@
 -- Phase cutover of the resharding engine (docs/resharding-engine.md,
--- "Phases"; step_cutover in src/reshard_cutover.c): under ACCESS EXCLUSIVE,
+-- "Phases"; step_cutover in src/resharding/cutover.c): under ACCESS EXCLUSIVE,
 -- the last changes applied and the new layout put in the place of the old:
 -- the new parent and the shadows take the names of the parent and of the
 -- old partitions (the table's OID changes), the new partition is attached

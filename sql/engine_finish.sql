@@ -1,5 +1,5 @@
 -- Phase finish of the resharding engine (docs/resharding-engine.md,
--- "Phases"; step_finish in src/reshard_steps.c): after the cutover, the
+-- "Phases"; step_finish in src/resharding/steps.c): after the cutover, the
 -- foreign keys it added NOT VALID are validated (those of other tables to
 -- the table, and the table's own on each partition), the table's own are
 -- added to the new parent, the new parent is analyzed if the old one had

@@ -1,5 +1,5 @@
 -- Phase setup of the resharding engine (docs/resharding-engine.md,
--- "Phases"; step_setup in src/reshard_steps.c): the shadows, the new parent,
+-- "Phases"; step_setup in src/resharding/steps.c): the shadows, the new parent,
 -- the change log and the guards of the tables filled are made, and nothing
 -- else: the table is unchanged, its writes not yet logged.
 \i test/engine_phase_helpers.sql

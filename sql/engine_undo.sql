@@ -1,5 +1,5 @@
 -- Phase undo of the resharding engine (docs/resharding-engine.md,
--- "Phases"; step_undo in src/reshard_steps.c): reshard_abort of a
+-- "Phases"; step_undo in src/resharding/steps.c): reshard_abort of a
 -- resharding that has not cut over drops what it made (the log, the
 -- shadows, the new parent, the triggers, the new partition's index, CHECK
 -- and rows) and leaves the table as it was: its OID, partitions and layout,

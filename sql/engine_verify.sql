@@ -1,5 +1,5 @@
 -- Phase verify of the resharding engine (docs/resharding-engine.md,
--- "Phases"; step_verify in src/reshard_steps.c): the log applied as its
+-- "Phases"; step_verify in src/resharding/steps.c): the log applied as its
 -- snapshot sees it, each table filled compared with the rows of the old
 -- partitions in its bucket (count and hashes of the row images), then given
 -- a CHECK that implies its new bound; each shadow then attached to the new

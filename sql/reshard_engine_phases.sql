@@ -1,4 +1,4 @@
--- The resharding engine of 1.2 (src/reshard_engine.c), phase by phase and
+-- The resharding engine of 1.2 (src/resharding/), phase by phase and
 -- whole: writes through the parent in every phase land exactly once, the
 -- tables it fills take writes from nobody else, an interrupted resharding
 -- is undone by reshard_abort, a change of the table meanwhile undoes it at
@@ -6,7 +6,7 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS subsetting;
 
--- The library's phase table (reshard_phases(), src/reshard_phases.h) has
+-- The library's phase table (reshard_phases(), src/resharding/phases.h) has
 -- exactly the phases reshard_state's CHECK allows, in the same order; each
 -- phase but the final ones has a step, and goes on to a phase of the table.
 SELECT (SELECT array_agg(phase ORDER BY ordinal) FROM reshard_phases())
@@ -15,6 +15,26 @@ SELECT (SELECT array_agg(phase ORDER BY ordinal) FROM reshard_phases())
                  AND pg_get_constraintdef(c.oid) LIKE '%phase%') AS same_phases,
        (SELECT bool_and((step IS NULL) = (next = phase)) FROM reshard_phases()) AS steps_but_final,
        (SELECT bool_and(next IN (SELECT phase FROM reshard_phases())) FROM reshard_phases()) AS next_in_table;
+-- Its operation table (reshard_operations(), src/resharding/operations.h)
+-- has exactly the operations reshard_state's CHECK allows, in the same
+-- order; what each does with the partition it names, and its units.
+SELECT (SELECT array_agg(operation ORDER BY ordinal) FROM reshard_operations())
+       = ARRAY(SELECT m[1] FROM pg_constraint c, regexp_matches(pg_get_constraintdef(c.oid), '''([a-z ]+)''::text', 'g') AS m
+               WHERE c.conrelid = 'reshard_state'::regclass AND c.contype = 'c'
+                 AND pg_get_constraintdef(c.oid) LIKE '%operation%') AS same_operations;
+SELECT operation, partition, rebuilds, plan, cutover FROM reshard_operations() ORDER BY ordinal;
+-- The routine of each phase that has one, by operation: the phase table's,
+-- but a move's own where its work differs (src/sql/placement/move_phase_*),
+-- each a routine of the extension that takes the state row; the catch-up
+-- (the change log's apply) is every operation's.
+SELECT o.operation, p.phase, r.routine
+FROM reshard_operations() AS o, unnest(o.routines) WITH ORDINALITY AS r(routine, i),
+     LATERAL (SELECT phase FROM reshard_phases() WHERE routine IS NOT NULL ORDER BY ordinal OFFSET r.i - 1 LIMIT 1) AS p
+ORDER BY o.ordinal, r.i;
+SELECT bool_and(p.proargtypes[0] = 'reshard_state'::regtype AND d.deptype = 'e') AS routines_of_the_extension_taking_the_state
+FROM reshard_operations() AS o, unnest(o.routines) AS r(routine)
+JOIN pg_proc p ON p.oid = r.routine JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
+                                                     AND d.refclassid = 'pg_extension'::regclass;
 CREATE ROLE reshard_engine_owner;
 CREATE ROLE reshard_engine_reader;
 GRANT CREATE ON SCHEMA public TO reshard_engine_owner;

@@ -16,6 +16,7 @@
 --						(pg_stat_xact_user_tables: an update that moves a row
 --						to another partition is a delete and an insert), and
 --						adds them by kind to the table pg_temp.writes
+--	(the generic ones, shared with the move's tests: test/engine_test_helpers.sql)
 --	pg_temp.differ(a, b)	rows of query a not in query b, and of b not in a
 --	pg_temp.rows_in(table)	its rows
 --	pg_temp.sqlstate_of(query)	the SQLSTATE it fails with, or 'no error'
@@ -95,67 +96,24 @@ BEGIN
 END
 $$;
 
+\i test/engine_test_helpers.sql
+
 CREATE FUNCTION pg_temp.differences() RETURNS bigint LANGUAGE sql AS $$
-    SELECT (SELECT count(*) FROM (SELECT * FROM engine_phase.ep EXCEPT ALL SELECT * FROM engine_phase.mirror) AS a)
-         + (SELECT count(*) FROM (SELECT * FROM engine_phase.mirror EXCEPT ALL SELECT * FROM engine_phase.ep) AS b)
-$$;
-
-CREATE FUNCTION pg_temp.differ(a text, b text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-    n bigint;
-BEGIN
-    EXECUTE format('SELECT (SELECT count(*) FROM (%1$s EXCEPT ALL %2$s) AS x) + (SELECT count(*) FROM (%2$s EXCEPT ALL %1$s) AS y)', a, b)
-    INTO n;
-    RETURN n;
-END
-$$;
-
-CREATE FUNCTION pg_temp.rows_in(rel oid) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-    n bigint;
-BEGIN
-    EXECUTE format('SELECT count(*) FROM %s', rel::regclass) INTO n;
-    RETURN n;
-END
-$$;
-
-CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE;
-END
+    SELECT pg_temp.differ('SELECT * FROM engine_phase.ep', 'SELECT * FROM engine_phase.mirror')
 $$;
 
 CREATE FUNCTION pg_temp.state() RETURNS reshard_state LANGUAGE sql AS $$
-    SELECT s FROM reshard_state AS s WHERE s.parent_name = 'engine_phase.ep'
+    SELECT pg_temp.state_of('engine_phase.ep')
 $$;
 
--- The entries of ep's change log, the rows as jsonb.
 CREATE FUNCTION pg_temp.log_entries() RETURNS TABLE (seq bigint, partition oid, op text, old_row jsonb, new_row jsonb)
-LANGUAGE plpgsql AS $$
-BEGIN
-    RETURN QUERY EXECUTE format('SELECT seq, partition, op::text, to_jsonb(old_row), to_jsonb(new_row) FROM %s',
-                                (pg_temp.state()).log::regclass);
-END
+LANGUAGE sql AS $$
+    SELECT * FROM pg_temp.log_entries_of('engine_phase.ep')
 $$;
 
 CREATE PROCEDURE pg_temp.step_to(target text) LANGUAGE plpgsql AS $$
-DECLARE
-    phase text;
 BEGIN
-    FOR i IN 1 .. 50 LOOP
-        phase := (pg_temp.state()).phase;
-        IF phase = target THEN
-            RETURN;
-        END IF;
-        IF phase IS NULL OR phase IN ('done', 'aborted') THEN
-            EXIT;
-        END IF;
-        CALL reshard_step(to_regclass('engine_phase.ep'));
-    END LOOP;
-    RAISE EXCEPTION 'the resharding of engine_phase.ep did not reach phase % (it is in phase %)', target, phase;
+    CALL pg_temp.step_table_to('engine_phase.ep', target);
 END
 $$;
 

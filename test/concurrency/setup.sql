@@ -150,6 +150,7 @@ SELECT i.id,
        md5(jumpbackhash_operator_classes_ddl(i.buckets, 'public', '$libdir/subsetting')) AS operator_classes_ddl,
        reshard_bucket_sql('jumpbackanchorhash', 'id', i.buckets, a.removed) AS reshard_bucket_sql,
        md5(reshard_remote_revoke(ARRAY[i.key_text], ARRAY[i.key_text || '()'])) AS reshard_remote_revoke,
+       md5(reshard_remote_owner_checks(i.key_text)) AS reshard_remote_owner_checks,
        -- subsets
        ringsteady_subset(i.frontend, i.backends, i.subset_size, i.backend_scaling)::text AS ringsteady,
        rocksteadier_subset(i.frontend, i.backends, i.subset_size, i.lot_size)::text AS rocksteadier,

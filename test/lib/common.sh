@@ -61,8 +61,28 @@ install_missing_packages() {
 		return 1
 	fi
 	echo "installing: ${missing[*]}"
-	apt-get update -qq &&
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	apt_get update -qq &&
+		DEBIAN_FRONTEND=noninteractive apt_get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# apt_get ARGUMENT...: apt-get ARGUMENT...; while another apt-get or dpkg
+# holds its lock (an update running at boot, another terminal), it says so
+# once and tries again every 5 s, for up to 10 minutes.
+apt_get() {
+	local err i
+	err=$(mktemp)
+	for ((i = 0; i < 120; i++)); do
+		if apt-get "$@" 2>"$err"; then
+			rm -f "$err"
+			return 0
+		fi
+		grep -q 'Could not get lock\|Unable to acquire the dpkg frontend lock\|Unable to lock directory' "$err" || break
+		[ "$i" -eq 0 ] && echo "waiting for the lock of another apt-get or dpkg: $(head -n 1 "$err")" >&2
+		sleep 5
+	done
+	cat "$err" >&2
+	rm -f "$err"
+	return 1
 }
 
 # on_exit COMMAND [ARGUMENT...]

@@ -1,8 +1,16 @@
 # test/perl/SubsettingTest.pm
 #	What the TAP tests of test/t/ share: their servers, made one way, a
 #	table sharded over servers with postgres_fdw, a query whose error is a
-#	result to check, what a resharding must not leave, and SQL run in the
-#	background.
+#	result to check, what a resharding must not leave, SQL run in the
+#	background, and waits.
+#	Waits: a test waits for each thing at most
+#	$PostgreSQL::Test::Utils::timeout_default seconds (PG_TEST_TIMEOUT_DEFAULT,
+#	180 by default: what PostgreSQL's own tests wait), counted from the
+#	moment it starts waiting for it, so that a busy machine only makes it
+#	slower; a wait that runs out dies naming what it waited for
+#	(timed_out).  What runs in the background (start_sql, start_writer_loops,
+#	close_gate, background_session) may run as long as the test goes on
+#	meanwhile: only the waits for it are timed.
 #	A test loads it with
 #		use FindBin;
 #		use lib "$FindBin::RealBin/../perl";
@@ -14,6 +22,7 @@ package SubsettingTest;
 use strict;
 use warnings FATAL => 'all';
 
+use Carp;
 use Exporter 'import';
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
@@ -21,7 +30,103 @@ use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
   inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins
-  mirrored_writers items_equal_mirror close_gate open_gate link_servers grant_columns_of_new_tables);
+  mirrored_writers items_equal_mirror close_gate open_gate watch_and_cut end_watch link_servers
+  grant_columns_of_new_tables timed_out wait_until wait_while_running background_session session_query call_until_done again_with_larger_budget
+  ran_out_of_attempts $WAIT_BUDGET);
+
+# timed_out(WHAT[, SECONDS]): what a wait for WHAT that ran out says
+# (after SECONDS, by default the test's timeout).
+sub timed_out
+{
+	my ($what, $seconds) = @_;
+	return 'timed out after ' . ($seconds // $PostgreSQL::Test::Utils::timeout_default) . " s waiting for $what";
+}
+
+# wait_until(NODE, QUERY, WHAT): returns once QUERY, run again and again
+# on NODE (poll_query_until), gives true; dies with timed_out(WHAT) if it
+# does not in time.
+sub wait_until
+{
+	my ($node, $query, $what) = @_;
+	$node->poll_query_until('postgres', $query) or Carp::croak(timed_out($what));
+	return;
+}
+
+# wait_while_running(NODE, QUERY, WHAT, HANDLE): as wait_until, while
+# HANDLE's process (start_sql) runs: if it ends first, dies with what it
+# said (the call that was to get there failed).  QUERY runs without the
+# timeouts of the role's or the database's.
+sub wait_while_running
+{
+	my ($node, $query, $what, $h) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		return if $node->safe_psql('postgres', "SET statement_timeout = 0; SET lock_timeout = 0; $query") eq 't';
+		$h->{run}->pump_nb if $h->{run}->pumpable;
+		if (!$h->{run}->pumpable)
+		{
+			my ($out, $err) = finish_sql($h);
+			Carp::croak("$h->{what} came first, while waiting for $what:\n$err");
+		}
+		select(undef, undef, undef, 0.1);
+	}
+	Carp::croak(timed_out($what));
+}
+
+# $WAIT_BUDGET: the cutover_budget of a call that waits, in its cutover,
+# for the test's own steps (a lock the test holds until it releases it):
+# as long as a wait of the test's, at most the engine's hour.
+our $WAIT_BUDGET = ($PostgreSQL::Test::Utils::timeout_default < 3600 ? $PostgreSQL::Test::Utils::timeout_default : 3600) . ' s';
+
+# Processes in the background: each handle holds the IPC::Run harness
+# (run) and its timer (an IPC::Run::timeout), which each wait for the
+# process starts anew (_wait_on), and what a wait for it waits for (what).
+
+# _start(COMMAND, WHAT, REDIRECTIONS): COMMAND (an array reference) started
+# with REDIRECTIONS; its handle.
+sub _start
+{
+	my ($command, $what, @redirections) = @_;
+	my $timer = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
+	return { what => $what, timer => $timer, run => IPC::Run::start($command, @redirections, $timer) };
+}
+
+# _wait_on(HANDLE, WHAT, CODE[, SECONDS]): CODE, a wait for HANDLE's
+# process (finish, pump_until), with the timer started anew (for SECONDS,
+# by default the test's timeout); if it runs out, the process is killed
+# and the test dies with timed_out(WHAT).  Returns what CODE does.
+sub _wait_on
+{
+	my ($h, $what, $code, $seconds) = @_;
+	$h->{timer}->start($seconds // $PostgreSQL::Test::Utils::timeout_default);
+	my $result;
+	return $result if eval { $result = $code->(); 1 };
+	my $error = $@;
+	if ($h->{timer}->is_expired)
+	{
+		eval { $h->{run}->kill_kill(grace => 5) };
+		Carp::croak(timed_out($what, $seconds));
+	}
+	die $error;
+}
+
+# _finish(HANDLE[, WHAT]): waits for HANDLE's process to end (WHAT: what
+# that is, by default the handle's own what).
+sub _finish
+{
+	my ($h, $what) = @_;
+	return _wait_on($h, $what // $h->{what}, sub { $h->{run}->finish });
+}
+
+# _shown(SQL): SQL (a string or a reference to an array of statements) in
+# a line, for a message.
+sub _shown
+{
+	my ($sql) = @_;
+	my $text = join('; ', ref $sql ? @$sql : $sql) =~ s/\s+/ /gr;
+	return length($text) > 200 ? substr($text, 0, 200) . '...' : $text;
+}
 
 # new_server(NAME[, CONFIGURATION]): a new server, UTF-8 with the C.UTF-8
 # locale, with the lines of CONFIGURATION added to postgresql.conf, started.
@@ -162,7 +267,8 @@ CREATE TABLE engine_calls (run int PRIMARY KEY, pid int NOT NULL, at timestamptz
 -- kills the backend or stops the server).  Gives "phase|pid|what it had
 -- done" (the phase read again once the gate is closed; any other action:
 -- nothing, the caller acts on the backend), or "phase|" when
--- the call ended first.
+-- the call ended first.  Waits at most the test's timeout (@TIMEOUT@ s),
+-- then fails, naming what it waited for.
 CREATE FUNCTION cut_at(t text, r int, wanted text, action text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     -- the engine's phases, in order (its phase table)
@@ -170,7 +276,7 @@ DECLARE
     caller int;
     since timestamptz;
     p record;
-    deadline constant timestamptz := clock_timestamp() + interval '150 s';
+    deadline constant timestamptz := clock_timestamp() + interval '@TIMEOUT@ s';
 BEGIN
     IF array_position(phases, wanted) IS NULL THEN
         RAISE EXCEPTION 'no phase %', wanted;
@@ -194,14 +300,19 @@ BEGIN
                           p.phase, caller, p.rows_copied, p.changes_applied, p.cutover_attempts);
         END IF;
         PERFORM pg_stat_clear_snapshot();    -- else pg_stat_activity stays as first read
-        IF caller IS NOT NULL AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = caller)
-           OR clock_timestamp() > deadline THEN
+        IF caller IS NOT NULL AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = caller) THEN
             RETURN coalesce(p.phase, 'none') || '|';
+        END IF;
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'timed out after @TIMEOUT@ s waiting for the call of run % to reach phase % of %', r, wanted, t
+                USING DETAIL = CASE WHEN caller IS NULL THEN 'The call has not begun.'
+                                    ELSE format('Its resharding is in phase %s.', coalesce(p.phase, 'none')) END;
         END IF;
         PERFORM pg_sleep(0.0005);
     END LOOP;
 END $$;
 SQL
+$CUT_AT =~ s/\@TIMEOUT\@/$PostgreSQL::Test::Utils::timeout_default/g;
 
 # engine_leftovers_but(NODE, INACTIVE): what of the engine is left on NODE
 # ('none'), but the triggers on the partitions named in the hash INACTIVE
@@ -246,7 +357,7 @@ sub wait_for_restart
 	my ($node, $offset) = @_;
 	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
 	$node->wait_for_log(qr/database system is ready to accept connections/, $offset);
-	$node->poll_query_until('postgres', 'SELECT true') or die $node->name . " does not come back";
+	wait_until($node, 'SELECT true', $node->name . ' to accept connections after its restart');
 	return;
 }
 
@@ -330,31 +441,54 @@ sub items_equal_mirror
 	return;
 }
 
-# close_gate(NODE, TABLE, RUN, PHASE): in a session of its own, waits for
-# the call of RUN (engine_calls) to reach PHASE or a later one, then closes
-# the writers' gate (cut_at, action 'gate') and keeps it closed while the
-# session lasts.  Returns cut_at's answer and the session, for open_gate.
-sub close_gate
+# watch_and_cut(NODE, TABLE, RUN, PHASE, ACTION): in a session of its own,
+# waits for the call of RUN (engine_calls) to reach PHASE or a later one,
+# then cuts it short by ACTION (cut_at: 'cancel', 'terminate', or 'gate',
+# which closes the writers' gate and keeps it closed while the session
+# lasts).  Returns cut_at's answer and the session, for end_watch.
+sub watch_and_cut
 {
-	my ($node, $table, $run, $phase) = @_;
+	my ($node, $table, $run, $phase, $action) = @_;
 	my $session = { in => '', out => '', err => '' };
-	$session->{run} = IPC::Run::start([ $node->installed_command('psql'), '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
-		'<', \$session->{in}, '>', \$session->{out}, '2>', \$session->{err},
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	$session->{in} .= "SELECT cut_at('$table', $run, '$phase', 'gate');\n";
-	pump_until($session->{run}, IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default), \$session->{out}, qr/\n/)
-	  or die "the watcher does not answer: $session->{err}";
+	my $h = _start([ $node->installed_command('psql'), '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
+		"the session of the watcher of run $run to end",
+		'<', \$session->{in}, '>', \$session->{out}, '2>', \$session->{err});
+	@$session{qw(what timer run)} = @$h{qw(what timer run)};
+	$session->{in} .= "SELECT cut_at('$table', $run, '$phase', '$action');\n";
+	# (cut_at gives up after the test's timeout, and says what it saw: this
+	# wait, twice as long, is for a watcher that does not answer at all)
+	_wait_on($session, "the watcher of run $run to answer",
+		sub { pump_until($session->{run}, $session->{timer}, \$session->{out}, qr/\n/) },
+		2 * $PostgreSQL::Test::Utils::timeout_default)
+	  or die "the watcher of run $run does not answer: $session->{err}";
 	chomp(my $answer = $session->{out});
 	return ($answer, $session);
 }
 
-# open_gate(SESSION): the session of close_gate ends (if a crash has not
-# ended it already), and the gate opens.
-sub open_gate
+# end_watch(SESSION): the session of watch_and_cut ends (if a crash has
+# not ended it already: writing to it then fails, which is no error here).
+sub end_watch
 {
 	my ($session) = @_;
 	$session->{in} .= "\\q\n";
-	eval { $session->{run}->finish };
+	eval { _finish($session) };
+	die $@ if $@ =~ /^timed out after/;
+	return;
+}
+
+# close_gate(NODE, TABLE, RUN, PHASE): watch_and_cut with the action
+# 'gate': once the call of RUN is in PHASE or a later one, the writers'
+# gate closes, and stays closed until open_gate(SESSION).
+sub close_gate
+{
+	my ($node, $table, $run, $phase) = @_;
+	return watch_and_cut($node, $table, $run, $phase, 'gate');
+}
+
+sub open_gate
+{
+	my ($session) = @_;
+	end_watch($session);
 	return;
 }
 
@@ -376,25 +510,26 @@ sub start_writer_loops
 	for my $name (sort keys %statements)
 	{
 		my $statement = $statements{$name};
-		push @writer_loops, IPC::Run::start(
+		push @writer_loops, _start(
 			[ 'bash', '-c',
 			  "while [ ! -e '$writer_stop_file' ]; do '$psql' -X -q -d \"\$CONNSTR\" -c \"\$STATEMENT\"; sleep 0.1; done" ],
+			"the writer loop $name to end (its statement: " . _shown($statement) . ')',
 			'>', '/dev/null', '2>>', "$PostgreSQL::Test::Utils::log_path/writer_$name.log",
-			init => sub { @ENV{qw(CONNSTR STATEMENT)} = ($connstr, $statement) },
-			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+			init => sub { @ENV{qw(CONNSTR STATEMENT)} = ($connstr, $statement) });
 	}
 	return;
 }
 
 # stop_writer_loops(STOP): no loop starts its statement again; STOP (code)
-# makes the running statements end; then waits for the loops to end.
+# makes the running statements end; then waits for the loops to end (for
+# each, at most the test's timeout).
 sub stop_writer_loops
 {
 	my ($stop) = @_;
 	open(my $fh, '>', $writer_stop_file) or die "could not create $writer_stop_file: $!";
 	close($fh);
 	$stop->();
-	$_->finish for @writer_loops;
+	_finish($_) for @writer_loops;
 	@writer_loops = ();
 	return;
 }
@@ -406,36 +541,123 @@ END
 		my $fh;
 		close($fh) if open($fh, '>', $writer_stop_file);
 	}
-	$_->kill_kill for @writer_loops;
+	$_->{run}->kill_kill for @writer_loops;
 }
 
 # start_sql(NODE, SQL[, DATABASE]): runs SQL (a string, or a reference to
 # an array of statements, each sent on its own: a procedure that commits
 # needs that) in a psql of its own, in the background (unaligned, tuples
 # only, stopping at the first error);
-# finish_sql(HANDLE) waits for it to end and returns (stdout, stderr).
+# finish_sql(HANDLE[, WHAT]) waits for it to end (at most the test's
+# timeout from then: else it dies naming WHAT, by default the SQL) and
+# returns (stdout, stderr); called again, it returns them again.
 sub start_sql
 {
 	my ($node, $sql, $db) = @_;
 	my $h = { out => '', err => '' };
-	$h->{run} = IPC::Run::start(
+	my $started = _start(
 		[
 			$node->installed_command('psql'), '-XAtq',
 			'-v', 'ON_ERROR_STOP=1',
 			'-d', $node->connstr($db // 'postgres'),
 			map { ('-c', $_) } ref $sql ? @$sql : $sql
 		],
-		'>', \$h->{out}, '2>', \$h->{err},
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+		'the end of ' . _shown($sql) . ' on ' . $node->name,
+		'>', \$h->{out}, '2>', \$h->{err});
+	@$h{qw(what timer run)} = @$started{qw(what timer run)};
 	return $h;
 }
 
 sub finish_sql
 {
-	my ($h) = @_;
-	$h->{run}->finish;
-	chomp $h->{out};
+	my ($h, $what) = @_;
+	if (!$h->{finished})
+	{
+		_finish($h, $what);
+		chomp $h->{out};
+		$h->{finished} = 1;
+	}
 	return ($h->{out}, $h->{err});
+}
+
+# background_session(NODE[, PARAMETERS]): NODE's background_psql (database
+# postgres; PARAMETERS as background_psql takes them) whose timeout counts
+# from each query (set_query_timer_restart), not from the session's start:
+# the session may stay open while the test goes on.  Its queries through
+# session_query.
+sub background_session
+{
+	my ($node, %parameters) = @_;
+	my $session = $node->background_psql('postgres', %parameters);
+	$session->set_query_timer_restart();
+	return $session;
+}
+
+# session_query(SESSION, SQL[, METHOD]): SESSION->METHOD(SQL) (query_safe
+# by default, or query: PostgreSQL::Test::BackgroundPsql), in scalar
+# context; if the answer does not come in time, dies naming SQL.
+sub session_query
+{
+	my ($session, $sql, $method) = @_;
+	$method //= 'query_safe';
+	my $result;
+	return $result if eval { $result = $session->$method($sql); 1 };
+	Carp::croak(timed_out('the answer to ' . _shown($sql) . ' in a background session'))
+	  if $@ =~ /^(IPC::Run: timeout on|psql query timed out)/;
+	die $@;
+}
+
+# ran_out_of_attempts(ERROR, TABLE): whether ERROR (a call's stderr) says
+# that the call on TABLE (schema-qualified as its errors name it) ran out
+# of its attempts, at its cutover or at taking its locks: the call keeps
+# its work, and calling it again continues it, as its hint says.
+sub ran_out_of_attempts
+{
+	my ($error, $table) = @_;
+	return $error =~ /could not (?:cut \Q$table\E over|lock the [^\n]* of \Q$table\E [^\n]*) within \d+ ms in \d+ attempts/;
+}
+
+# again_with_larger_budget(CALL, N): CALL as the Nth call of a resharding
+# or move that ran out of attempts makes it.  The first call is CALL as
+# written; from the second on, a call that names no cutover_budget gets
+# one, doubled each call: 1 s, 2 s, 4 s, 8 s (what a DBA does, as the
+# error's hint says, when writers on a busy machine keep the default from
+# fitting).  A call that names its budget is made as written.
+sub again_with_larger_budget
+{
+	my ($call, $n) = @_;
+	return $call if $n == 1 || $call =~ /cutover_budget/;
+	my $budget = 1000 * 2**($n - 2);
+	$call =~ s/\)\s*;?\s*$/, cutover_budget => '$budget ms')/
+	  or Carp::croak("again_with_larger_budget: not a CALL ending in ')': $call");
+	return $call;
+}
+
+# call_until_done(NODE, CALL, TABLE): CALL, a resharding or move of TABLE
+# (schema-qualified as its errors name it) with a cutover budget the test
+# does not measure.  On a busy machine its attempts can run out (a timing,
+# not a result: ran_out_of_attempts); calling again continues it; it is
+# called again, at most 5 times in all, with a larger budget each time
+# (again_with_larger_budget).
+# Returns its exit code, stdout and stderr (of the last call), how many
+# calls it took (to report, not to check), and the stderr of every call
+# (what the first said, a NOTICE, is in it).
+sub call_until_done
+{
+	my ($node, $call, $table) = @_;
+	my ($ret, $out, $err);
+	my $calls = 0;
+	my $said = '';
+	while ($calls < 5)
+	{
+		$calls++;
+		($ret, $out, $err) = $node->psql('postgres', again_with_larger_budget($call, $calls));
+		$said .= $err;
+		last if $ret == 0;
+		Test::More::note("$call, call $calls: $err");
+		last unless ran_out_of_attempts($err, $table);
+	}
+	return ($ret, $out, $err, $calls, $said);
 }
 
 1;

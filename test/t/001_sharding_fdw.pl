@@ -203,15 +203,15 @@ on($shards[3], "DROP TRIGGER refuse ON users");
 sub hold
 {
 	my ($table) = @_;
-	my $session = $coordinator->background_psql('postgres');
-	$session->query_safe("BEGIN; LOCK TABLE $table IN ACCESS SHARE MODE");
+	my $session = background_session($coordinator);
+	session_query($session, "BEGIN; LOCK TABLE $table IN ACCESS SHARE MODE");
 	return $session;
 }
 
 sub release
 {
 	my ($session) = @_;
-	$session->query_safe("COMMIT");
+	session_query($session, "COMMIT");
 	$session->quit;
 }
 
@@ -219,17 +219,18 @@ sub release
 sub wait_for_lock_wait
 {
 	my ($table) = @_;
-	$coordinator->poll_query_until('postgres',
-		"SELECT count(*) >= 1 FROM pg_locks WHERE relation = '$table'::regclass AND NOT granted")
-	  or die "no backend waits for a lock on $table";
+	wait_until($coordinator, "SELECT count(*) >= 1 FROM pg_locks WHERE relation = '$table'::regclass AND NOT granted",
+		"a backend to wait for a lock on $table");
 }
 
 # A failure in the swap (the procedure's second transaction), made by shard
 # 1 losing its table while the swap waits for a long reader: the table is
 # as it was, three buckets, the copies on shard 3 deleted, every row there.
+# (The swap's one attempt waits for the reader until the test releases
+# it: its budget is as long as a wait of the test's, $WAIT_BUDGET.)
 my $holder = hold('users');
 my $reshard = start_sql($coordinator,
-	"CALL reshard_add_partition('users', 'users_3', cutover_budget => '60s', cutover_attempts => 1)");
+	"CALL reshard_add_partition('users', 'users_3', cutover_budget => '$WAIT_BUDGET', cutover_attempts => 1)");
 wait_for_lock_wait('users');
 like(on($shards[3], "SELECT count(*) FROM users"), qr/^[1-9][0-9]*$/,
 	"the copy is done while the reader holds the table: shard 3 holds copies");
@@ -304,13 +305,13 @@ my $count_statements = "CREATE TABLE insert_statements (n int);
 	    \$\$ BEGIN INSERT INTO public.insert_statements VALUES (1); RETURN NULL; END \$\$;
 	CREATE TRIGGER count_statement AFTER INSERT ON users FOR EACH STATEMENT EXECUTE FUNCTION count_statement()";
 on($shards[3], $count_statements);
-my $row_holder = $shards[2]->background_psql('postgres');
-$row_holder->query_safe("BEGIN; SELECT 1 FROM users WHERE jumpbackhash(email, 4) = 3 LIMIT 1 FOR UPDATE");
+my $row_holder = background_session($shards[2]);
+session_query($row_holder, "BEGIN; SELECT 1 FROM users WHERE jumpbackhash(email, 4) = 3 LIMIT 1 FOR UPDATE");
 ($out, $err) = attempt($coordinator,
 	"CALL reshard_add_partition('users', 'users_3', cutover_budget => '500 ms', cutover_attempts => 1)");
 like($err, qr/could not cut public\.users over within 500 ms in 1 attempts.*\n.*the cutover overran its budget/,
 	"a cutover that waits on a shard is cancelled when its budget is spent");
-$row_holder->query_safe("COMMIT");
+session_query($row_holder, "COMMIT");
 $row_holder->quit;
 my $bucket_3 = on($coordinator, "SELECT count(*) FROM users WHERE jumpbackhash(email, 4) = 3");
 is(on($coordinator, "SELECT pg_get_partkeydef('users'::regclass)") . ' '
@@ -490,8 +491,7 @@ sub acked
 sub wait_for_acked
 {
 	my ($i, $n) = @_;
-	$shards[$i]->poll_query_until('postgres', "SELECT count(*) >= $n FROM writer_log")
-	  or die "the writer on shard $i was not acknowledged $n rows";
+	wait_until($shards[$i], "SELECT count(*) >= $n FROM writer_log", "the writer on shard $i to be acknowledged $n rows");
 }
 
 my @writers = map { start_sql($shards[$_], "CALL write_events($_, 200000, 1000000)") } 0 .. 1;

@@ -54,7 +54,6 @@
 use strict;
 use warnings FATAL => 'all';
 
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
@@ -67,8 +66,6 @@ my $started = time;
 # PostgreSQL::Test::Cluster turns restart_after_crash off: a kill -9 must
 # restart the server here.
 my $node = new_server('interrupted', 'restart_after_crash = on');
-my $psql = $node->installed_command('psql');
-my $connstr = $node->connstr('postgres');
 
 # The tables and their first number of buckets: a run adds a bucket to a
 # table in its first layout, else removes the last one.
@@ -177,9 +174,9 @@ sub start_writers
 	my $before = $node->safe_psql('postgres', "SELECT string_agg(commits::text, ',' ORDER BY writer) FROM writer_commits WHERE tbl = '$t'");
 	my ($n0, $n1) = split /,/, $before;
 	start_writer_loops($node, map { ("${t}_$_" => "CALL write_$t($_, 2, 0.01)") } 0, 1);
-	$node->poll_query_until('postgres',
-		"SELECT bool_and(commits > CASE writer WHEN 0 THEN $n0 ELSE $n1 END) FROM writer_commits WHERE tbl = '$t'")
-	  or die "the writers of $t do not write";
+	wait_until($node,
+		"SELECT bool_and(commits > CASE writer WHEN 0 THEN $n0 ELSE $n1 END) FROM writer_commits WHERE tbl = '$t'",
+		"each writer of $t to commit");
 	return $n0 + $n1;
 }
 
@@ -188,9 +185,9 @@ sub stop_writers
 {
 	my ($t) = @_;
 	stop_writer_loops(sub { $node->safe_psql('postgres', "UPDATE writer_control SET stop = true WHERE tbl = '$t'") });
-	$node->poll_query_until('postgres',
-		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'CALL write\\_%' AND pid <> pg_backend_pid())")
-	  or die "the writers of $t do not stop";
+	wait_until($node,
+		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'CALL write\\_%' AND pid <> pg_backend_pid())",
+		"the sessions of the writers of $t to end");
 }
 
 # The partitions on which an undo of this run left the engine's triggers,
@@ -267,16 +264,10 @@ for my $r (@runs)
 
 	# The resharding in the background, cut short by the watcher.
 	my $call = "CALL reshard_engine_run('$t', '$operation', '$partition', '1 s', 20)";
-	my ($out, $err) = ('', '');
 	# (Before a kill -9, the session waits a little after the call, so that
 	# the kill finds its backend even if the call has just ended.)
-	my $engine = IPC::Run::start(
-		[
-			$psql, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $connstr,
-			'-c', "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())", '-c', $call,
-			$how eq 'kill9' ? ('-c', 'SELECT pg_sleep(1)') : ()
-		],
-		'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	my $engine = start_sql($node,
+		[ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())", $call, $how eq 'kill9' ? ('SELECT pg_sleep(1)') : () ]);
 	my $seen = $node->safe_psql('postgres',
 		"SELECT cut_at('public.$t', $run, '$wanted', '"
 		  . ($how eq 'cancel' || $how eq 'terminate' ? $how : 'none') . "')");
@@ -295,7 +286,7 @@ for my $r (@runs)
 			$node->start;
 		}
 	}
-	$engine->finish;
+	my (undef, $err) = finish_sql($engine, "the end of the call of run $run ($call)");
 	$err =~ s/\s+$//;
 	inactive_triggers_heard(\%left_inactive, $err);
 	$landed{ $pid ? $seen_phase : 'none (the call had ended)' }++;
@@ -304,9 +295,9 @@ for my $r (@runs)
 	  . "; the call said: " . ($err eq '' ? '(nothing)' : $err);
 
 	# No backend runs it any more; it is interrupted, done or aborted.
-	$node->poll_query_until('postgres',
-		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)")
-	  or die "the backend of the call does not end";
+	wait_until($node,
+		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)",
+		"the backend of the call of run $run to end");
 	my $after = $node->safe_psql('postgres',
 		"SELECT phase, pid IS NULL, interrupted OR phase IN ('done', 'aborted'), coalesce(error, ''),
 		        started >= (SELECT at FROM engine_calls WHERE run = $run)

@@ -67,7 +67,7 @@ sub attempt
 	my ($out, $err, $timed_out);
 	$node->psql($db // 'postgres', $sql, stdout => \$out, stderr => \$err,
 		timeout => $PostgreSQL::Test::Utils::timeout_default, timed_out => \$timed_out);
-	$err .= "timed out after $PostgreSQL::Test::Utils::timeout_default s" if $timed_out;
+	$err .= timed_out("the end of: $sql") if $timed_out;
 	return ($out, $err);
 }
 
@@ -181,8 +181,7 @@ sub reshard
 		  . " INSERT INTO writer_rounds SELECT w, 0 FROM generate_series(0, $WRITERS - 1) AS w");
 	my @writers = map { start_sql($publisher, "CALL write_load($_, $WRITERS, $base, $shift)") } 0 .. $WRITERS - 1;
 	# The call starts once every writer has committed a round.
-	$publisher->poll_query_until('postgres', "SELECT min(rounds) >= 1 FROM writer_rounds")
-	  or die "the writers did not start";
+	wait_until($publisher, "SELECT min(rounds) >= 1 FROM writer_rounds", "every writer to commit a round");
 	my $before = on($publisher, "SELECT sum(rounds) FROM writer_rounds");
 	my ($out, $err) = attempt($publisher,
 		"SET client_min_messages = warning; CALL reshard_engine_run('items', '$operation', '$partition', '500 ms', 10)");

@@ -403,9 +403,9 @@ sub wait_for_rounds
 	my ($n, $what) = @_;
 	my $before = on($coordinator, "SELECT string_agg(rounds::text, ',' ORDER BY writer) FROM writer_rounds");
 	my ($r0, $r1) = split /,/, $before;
-	$coordinator->poll_query_until('postgres',
-		"SELECT bool_and(rounds >= CASE writer WHEN 0 THEN $r0 ELSE $r1 END + $n) FROM writer_rounds")
-	  or die "the writers do not write ($what)";
+	wait_until($coordinator,
+		"SELECT bool_and(rounds >= CASE writer WHEN 0 THEN $r0 ELSE $r1 END + $n) FROM writer_rounds",
+		"each writer to commit $n rounds $what");
 	pass("$name: each writer committed $n rounds $what");
 }
 

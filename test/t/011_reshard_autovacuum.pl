@@ -53,11 +53,11 @@ CREATE TABLE before AS SELECT * FROM t;
 # Waits until an autovacuum of a partition of t runs.
 sub wait_for_autovacuum
 {
-	$node->poll_query_until('postgres',
+	wait_until($node,
 		"SELECT EXISTS (SELECT FROM pg_stat_progress_vacuum p JOIN pg_stat_activity a USING (pid)
 		                WHERE a.backend_type = 'autovacuum worker'
-		                  AND p.relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 't'::regclass))")
-	  or die "no autovacuum of a partition of t";
+		                  AND p.relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 't'::regclass))",
+		"an autovacuum of a partition of t");
 }
 
 # The rows against the copy made before (EXCEPT ALL both ways), the rows

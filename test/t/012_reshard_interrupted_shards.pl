@@ -79,7 +79,6 @@
 use strict;
 use warnings FATAL => 'all';
 
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
@@ -95,8 +94,6 @@ my $ROWS = 20000;
 # restart the coordinator here.
 my $coordinator = new_server('coordinator', 'restart_after_crash = on');
 my @shards = map { new_server("shard$_") } 0 .. 3;
-my $psql = $coordinator->installed_command('psql');
-my $connstr = $coordinator->connstr('postgres');
 
 # on(NODE, SQL): runs SQL, returns its result unaligned; dies on error.
 sub on
@@ -196,9 +193,8 @@ sub start_writers
 	on($coordinator, "UPDATE writer_control SET stop = false");
 	my ($n0, $n1) = split /,/, on($coordinator, "SELECT string_agg(commits::text, ',' ORDER BY writer) FROM writer_commits");
 	start_writer_loops($coordinator, map { ($_ => "CALL write_items($_, 2, 0.01)") } 0, 1);
-	$coordinator->poll_query_until('postgres',
-		"SELECT bool_and(commits > CASE writer WHEN 0 THEN $n0 ELSE $n1 END) FROM writer_commits")
-	  or die "the writers do not write";
+	wait_until($coordinator, "SELECT bool_and(commits > CASE writer WHEN 0 THEN $n0 ELSE $n1 END) FROM writer_commits",
+		'each writer to commit');
 	return $n0 + $n1;
 }
 
@@ -206,9 +202,9 @@ sub start_writers
 sub stop_writers
 {
 	stop_writer_loops(sub { on($coordinator, "UPDATE writer_control SET stop = true") });
-	$coordinator->poll_query_until('postgres',
-		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'CALL write\\_%' AND pid <> pg_backend_pid())")
-	  or die "the writers do not stop";
+	wait_until($coordinator,
+		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'CALL write\\_%' AND pid <> pg_backend_pid())",
+		"the writers' sessions to end");
 }
 
 # The partitions on which an undo of this run left the engine's triggers,
@@ -301,25 +297,13 @@ for my $r (@runs)
 	# The resharding in the background, cut short by the watcher, which runs
 	# in a session of its own that stays open until the cut (for a kill -9
 	# or an immediate stop, it holds the writers' gate).
-	my ($out, $err) = ('', '');
 	# (Before a kill -9, the session waits a little after the call, so that
 	# the kill finds its backend even if the call has just ended.)
-	my $engine = IPC::Run::start(
-		[
-			$psql, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $connstr,
-			'-c', "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())", '-c', $call,
-			$how eq 'kill9' ? ('-c', 'SELECT pg_sleep(1)') : ()
-		],
-		'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	my ($win, $wout, $werr) = ('', '', '');
-	my $watcher = IPC::Run::start([ $psql, '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $connstr ],
-		'<', \$win, '>', \$wout, '2>', \$werr, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	$win .= "SELECT cut_at('public.items', $run, '$wanted', '"
-	  . ($how eq 'cancel' || $how eq 'terminate' ? $how : 'gate') . "');\n";
-	pump_until($watcher, IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default), \$wout, qr/\n/)
-	  or die "the watcher does not answer: $werr";
-	chomp $wout;
-	my ($seen_phase, $pid, $done) = split /\|/, $wout, 3;
+	my $engine = start_sql($coordinator,
+		[ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())", $call, $how eq 'kill9' ? ('SELECT pg_sleep(1)') : () ]);
+	my ($seen, $watcher) =
+	  watch_and_cut($coordinator, 'public.items', $run, $wanted, $how eq 'cancel' || $how eq 'terminate' ? $how : 'gate');
+	my ($seen_phase, $pid, $done) = split /\|/, $seen, 3;
 	if ($pid)
 	{
 		if ($how eq 'kill9')
@@ -334,9 +318,8 @@ for my $r (@runs)
 			$coordinator->start;
 		}
 	}
-	$win .= "\\q\n";
-	eval { $watcher->finish };    # (its session died with the server)
-	$engine->finish;
+	end_watch($watcher);    # (its session may have died with the server)
+	my (undef, $err) = finish_sql($engine, "the end of the call of run $run ($call)");
 	$err =~ s/\s+$//;
 	inactive_triggers_heard(\%left_inactive, $err);
 	$landed{ $pid ? $seen_phase : 'none (the call had ended)' }++;
@@ -345,9 +328,9 @@ for my $r (@runs)
 	  . "; the call said: " . ($err eq '' ? '(nothing)' : $err);
 
 	# No backend runs it any more; it is interrupted, done or aborted.
-	$coordinator->poll_query_until('postgres',
-		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)")
-	  or die "the backend of the call does not end";
+	wait_until($coordinator,
+		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)",
+		"the backend of the call of run $run to end");
 	my $after = on($coordinator,
 		"SELECT phase, pid IS NULL, interrupted OR phase IN ('done', 'aborted'), coalesce(error, ''),
 		        started >= (SELECT at FROM engine_calls WHERE run = $run)

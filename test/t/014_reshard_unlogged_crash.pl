@@ -75,15 +75,16 @@ END
 	# what the table holds after the crash (its unlogged partition t_1 is
 	# empty now, as PostgreSQL empties any): what the call must keep
 	$node->safe_psql('postgres', 'DROP TABLE before; CREATE TABLE before AS SELECT * FROM t');
-	my ($ret, $out, $err) = $node->psql('postgres', "CALL reshard_add_partition('t', 't_2')");
+	my ($ret, $out, $err, $calls, $said) = call_until_done($node, "CALL reshard_add_partition('t', 't_2')", 'public.t');
 	is($ret, 0, "$phase: after the crash, called again, it ends") or diag($err);
-	like($err, qr/copies from or into unlogged tables, which a crash empties: it is undone and done again/,
+	like($said, qr/copies from or into unlogged tables, which a crash empties: it is undone and done again/,
 		"$phase: it says it is done again");
 	is($node->safe_psql('postgres', "SELECT phase FROM reshard_progress"), 'done', "$phase: done");
 	is($node->safe_psql('postgres', $same), '0', "$phase: every row of before, each once");
 	is($node->safe_psql('postgres', $misplaced), '0', "$phase: each in the partition of its bucket");
 	is($node->safe_psql('postgres', $ENGINE_LEFTOVERS), 'none', "$phase: nothing of the engine is left");
-	$node->safe_psql('postgres', "CALL reshard_remove_partition('t', 't_2')");
+	($ret, $out, $err) = call_until_done($node, "CALL reshard_remove_partition('t', 't_2')", 'public.t');
+	is($ret, 0, "$phase: removed again") or diag($err);
 	is($node->safe_psql('postgres', $same), '0', "$phase: removed again, every row there");
 	$node->safe_psql('postgres', 'CHECKPOINT');
 }
@@ -93,10 +94,13 @@ END
 # its budget and the call stays in its cutover until the crash.
 $node->safe_psql('postgres', q{INSERT INTO t SELECT i, 'row ' || i FROM generate_series(1, 20000) AS i
                                WHERE jumpbackhash(i, 2) = 1 AND NOT EXISTS (SELECT FROM t WHERE id = i)});
-my $reader = start_sql($node, 'BEGIN; SELECT count(*) FROM t; SELECT pg_sleep(600)');
+# (The reader holds the table until the crash ends it: its sleep outlasts
+# any wait of the test's.)
+my $reader = start_sql($node,
+	'BEGIN; SELECT count(*) FROM t; SELECT pg_sleep(' . 10 * $PostgreSQL::Test::Utils::timeout_default . ')');
 my $move = start_sql($node, "CALL partition_move('t_1', 'a', cutover_budget => '1 s', cutover_attempts => 100)");
-$node->poll_query_until('postgres', "SELECT phase = 'cutover' AND cutover_attempts > 0 FROM reshard_progress")
-  or die "the move does not reach its cutover";
+wait_until($node, "SELECT phase = 'cutover' AND cutover_attempts > 0 FROM reshard_progress",
+	'the move of t_1 to fail a cutover attempt (a reader holds t)');
 $node->stop('immediate');
 finish_sql($_) for $reader, $move;
 $node->start;

@@ -55,27 +55,9 @@ CREATE TABLE engine_relations_before AS SELECT oid FROM pg_class WHERE relname ~
 VACUUM ANALYZE;
 });
 
-# call_until_done(CALL, TABLE): CALL with the default budget and attempts.
-# On a busy machine the attempts can run out (a timing, not a result): the
-# call then keeps its work, and calling again continues it, as the docs
-# say; it is called again, at most 5 times in all.  Returns its exit code,
-# what it said last, and how many calls it took (reported, not checked).
-sub call_until_done
-{
-	my ($call, $table) = @_;
-	my ($ret, $out, $err);
-	my $calls = 0;
-	while ($calls < 5)
-	{
-		$calls++;
-		($ret, $out, $err) = $node->psql('postgres', $call);
-		last if $ret == 0;
-		note("$call, call $calls: $err");
-		last unless $err =~ /could not cut public\.$table over within 500 ms in 10 attempts/;
-	}
-	return ($ret, $err, $calls);
-}
-my ($ret, $err, $calls) = call_until_done("CALL reshard_add_partition('many', 'many_255')", 'many');
+# The calls with the default budget and attempts: call_until_done (on a
+# busy machine the attempts can run out: called again, at most 5 times).
+my ($ret, $out, $err, $calls) = call_until_done($node, "CALL reshard_add_partition('many', 'many_255')", 'public.many');
 is($ret, 0, 'the call on 255 -> 256 partitions succeeds with the default budget and attempts (called again while '
 	  . 'it runs out of attempts)') or diag($err);
 my $attempts = $node->safe_psql('postgres', q{SELECT phase || ', ' || cutover_attempts FROM reshard_progress});
@@ -132,7 +114,7 @@ for my $move ([ 'items_255', "'a'" ], [ 'items_128', "'a'" ], [ 'items_255', 'NU
 {
 	my ($partition, $target) = @$move;
 	my $name = "$partition to " . ($target eq 'NULL' ? 'here' : 'server a');
-	($ret, $err, $calls) = call_until_done("CALL partition_move('$partition', $target)", 'items');
+	($ret, $out, $err, $calls) = call_until_done($node, "CALL partition_move('$partition', $target)", 'public.items');
 	is($ret, 0, "$name at 256 partitions: done with the default budget and attempts") or diag($err);
 	note("$name: calls: $calls; cutover attempts of the last: "
 		  . $node->safe_psql('postgres', q{SELECT cutover_attempts FROM reshard_progress WHERE "table" = 'public.items'})

@@ -25,8 +25,9 @@
 #	(a_2, b_2), then removing them.  Each call ends done, or fails with a
 #	clear error (the other table is being resharded; on a busy machine, out
 #	of attempts, its work kept) and leaves no resharding running; calling it
-#	again alone succeeds.  A deadlock left undetected would hang a call past
-#	the test's timeout.  After each round: both tables equal their mirrors
+#	again alone succeeds (called again while it runs out of attempts, at
+#	most 5 times: call_until_done).  A deadlock left undetected would hang a
+#	call past the test's timeout.  After each round: both tables equal their mirrors
 #	(EXCEPT ALL both ways: every acknowledged row there once), each row in
 #	the partition of its bucket, every foreign key validated (the
 #	constraints and the rows PostgreSQL keeps for each partition) with the
@@ -116,8 +117,7 @@ sub wait_for_writes
 {
 	my ($n) = @_;
 	my $count = $node->safe_psql('postgres', 'SELECT count(*) FROM ma');
-	$node->poll_query_until('postgres', "SELECT count(*) >= $count + $n FROM ma")
-	  or die 'the writer does not write';
+	wait_until($node, "SELECT count(*) >= $count + $n FROM ma", "the writer to commit $n more rows of a");
 	return;
 }
 
@@ -134,7 +134,7 @@ sub state_of
 # before anything was made, the calls beginning one after the other; or,
 # on a busy machine, out of attempts), and the table left whole (no
 # resharding of it running: refused, or its work kept to continue).  Once both ended, each that failed is called again
-# alone, and must succeed.
+# alone (call_until_done), and must succeed.
 sub at_once
 {
 	my ($what, %calls) = @_;
@@ -159,8 +159,9 @@ sub at_once
 	}
 	for my $table (@again)
 	{
-		my ($ret, $again_out, $again_err) = $node->psql('postgres', "CALL $calls{$table}");
+		my ($ret, $again_out, $again_err, $again) = call_until_done($node, "CALL $calls{$table}", "public.$table");
 		is($ret, 0, "$what: $table: calling it again succeeds") or diag($again_err);
+		note("$what: $table: called again $again times");
 		like(state_of($table), qr/^done\|/, "$what: $table: done");
 	}
 	return;
@@ -244,7 +245,7 @@ for my $order ([ 'b', 'a', 'finish', 'add' ], [ 'a', 'b', 'copy', 'remove' ])
 		"one at a time: $second, called while $first is in phase $phase, is refused, saying why");
 	is(state_of($second), $second_state, "one at a time: ${second}'s refused call wrote no state");
 	is(step_to($first, 'done'), 'done|', "one at a time: $first done");
-	($ret, $out, $err) = $node->psql('postgres', "CALL reshard_${operation}_partition('$second', '${second}_2')");
+	($ret, $out, $err) = call_until_done($node, "CALL reshard_${operation}_partition('$second', '${second}_2')", "public.$second");
 	is($ret, 0, "one at a time: $second called again succeeds") or diag($err);
 	check("one at a time, after $first then $second ($operation)", $operation eq 'add' ? 3 : 2);
 }

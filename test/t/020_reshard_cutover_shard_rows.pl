@@ -42,9 +42,9 @@ my $before = $coordinator->safe_psql('postgres', $checksum);
 sub quiet
 {
 	my ($node) = @_;
-	$node->poll_query_until('postgres',
-		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
-	  or die "clients stay connected to " . $node->name;
+	wait_until($node,
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+		'the other clients of ' . $node->name . ' to disconnect');
 	return;
 }
 
@@ -100,7 +100,11 @@ my $options_before = $coordinator->safe_psql('postgres', $options);
 my @entering = map {
 	$coordinator->safe_psql('postgres', "SELECT count(*) FROM items_3 WHERE jumpbackhash(id, 3) = $_")
 } 0 .. 2;
-$coordinator->safe_psql('postgres', "CALL reshard_remove_partition('items', 'items_3')");
+# (the rows enter the shards in the cutover, within its budget: on a busy
+# machine its attempts can run out, and calling again continues; an attempt
+# that fails rolls its INSERTs back on the shards)
+my ($ret, $out, $err) = call_until_done($coordinator, "CALL reshard_remove_partition('items', 'items_3')", 'public.items');
+die "B. reshard_remove_partition failed: $err" if $ret != 0;
 for my $s (0 .. 2)
 {
 	my $batch = 1000;

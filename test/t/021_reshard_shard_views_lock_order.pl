@@ -11,11 +11,13 @@
 #	call goes on once the writer commits.
 #
 #	A writer (superuser) begins, reads one row through items (its
-#	partitions locked ACCESS SHARE), and waits; the call (shard_views, one attempt, a budget of a minute, so
-#	that the writer's deadlock_timeout of 1 s comes first) starts and
-#	waits for a lock; the writer then inserts through items, must not fail,
-#	and commits; the call must succeed, and every row, the writer's
-#	included, be there once, in its bucket.
+#	partitions locked ACCESS SHARE), and waits; the call (shard_views, one
+#	attempt, a budget as long as a wait of the test's, $WAIT_BUDGET, so
+#	that the writer's deadlock_timeout of 1 s comes first and the attempt
+#	outlasts the writer's next steps) starts and waits for a lock; the
+#	writer then inserts through items, must not fail, and commits; the call
+#	must succeed, and every row, the writer's included, be there once, in
+#	its bucket.
 #
 # suite: shard views lock order
 use strict;
@@ -40,24 +42,24 @@ my $expected = $coordinator->safe_psql('postgres',
 # a key, to read
 my $key = $coordinator->safe_psql('postgres', "SELECT min(id) FROM items_1");
 
-my $writer = $coordinator->background_psql('postgres', on_error_stop => 0);
-$writer->query_safe("BEGIN");
-is($writer->query_safe("SELECT v FROM items WHERE id = $key"), "v$key", 'the writer read a row through items');
+my $writer = background_session($coordinator, on_error_stop => 0);
+session_query($writer, "BEGIN");
+is(session_query($writer, "SELECT v FROM items WHERE id = $key"), "v$key", 'the writer read a row through items');
 
 my $call = start_sql($coordinator,
-	"CALL reshard_add_partition('items', 'items_3', cutover_budget => '1 min', cutover_attempts => 1, shard_views => true)");
-$coordinator->poll_query_until('postgres',
+	"CALL reshard_add_partition('items', 'items_3', cutover_budget => '$WAIT_BUDGET', cutover_attempts => 1, shard_views => true)");
+wait_until($coordinator,
 	"SELECT count(*) >= 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-	 WHERE NOT l.granted AND a.query LIKE 'CALL reshard_add_partition%'")
-  or die "the call does not wait for a lock";
+	 WHERE NOT l.granted AND a.query LIKE 'CALL reshard_add_partition%'",
+	'the call to wait for a lock');
 note($coordinator->safe_psql('postgres',
 	"SELECT string_agg(locktype || ' ' || coalesce(relation::regclass::text, '') || ' ' || mode, ', ')
 	 FROM pg_locks WHERE NOT granted"));
 
 my ($out, $err) = ('', '');
-$out = $writer->query("INSERT INTO items VALUES (3001, 'w') RETURNING id");
+$out = session_query($writer, "INSERT INTO items VALUES (3001, 'w') RETURNING id", 'query');
 like($out, qr/^3001$/m, 'the writer inserts through items while the call waits for its lock');
-like($writer->query("COMMIT"), qr/^$/, 'and commits');
+like(session_query($writer, "COMMIT", 'query'), qr/^$/, 'and commits');
 $writer->quit;
 
 ($out, $err) = finish_sql($call);

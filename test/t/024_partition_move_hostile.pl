@@ -56,10 +56,14 @@ my $server = new_server('server_a');
 link_servers($coordinator, { a => $server });
 password_logins($server, 'app');
 
+# on(NODE, SQL): the test's own statements, which wait as long as they
+# need whatever the role's and database's settings under test say (a
+# statement_timeout of 200 ms there would cut a catalog query on a busy
+# machine short).
 sub on
 {
 	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
+	return $node->safe_psql('postgres', "SET statement_timeout = 0; SET lock_timeout = 0; $sql");
 }
 
 my $tablespace = PostgreSQL::Test::Utils::tempdir();
@@ -143,16 +147,18 @@ sub move_held
 	my $since = on($coordinator, 'SELECT clock_timestamp()');
 	my $move = start_sql($coordinator,
 		[ 'SET ROLE app', "CALL partition_move('$partition', $target, cutover_budget => '200 ms', cutover_attempts => 1000)" ]);
-	$coordinator->poll_query_until('postgres',
-		"SELECT phase NOT IN ('setup', 'capture') FROM reshard_progress WHERE started > '$since'")
-	  or die "the move does not copy";
-	# (the reader's session sets its own timeouts: a database's would end its hold)
+	wait_while_running($coordinator, "SELECT phase NOT IN ('setup', 'capture') FROM reshard_progress WHERE started > '$since'",
+		"the move of $partition to copy", $move);
+	# (the reader's session sets its own timeouts: a database's would end
+	# its hold, which lasts until it is terminated: its sleep outlasts any
+	# wait of the test's)
 	my $reader = start_sql($coordinator,
 		'SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0;
-		 SET ROLE app; BEGIN; LOCK TABLE items IN ACCESS SHARE MODE; SELECT pg_sleep(600)');
-	$coordinator->poll_query_until('postgres',
-		"SELECT phase = 'cutover' AND cutover_attempts > 0 OR phase IN ('finish', 'done') FROM reshard_progress")
-	  or die "the move does not reach its cutover";
+		 SET ROLE app; BEGIN; LOCK TABLE items IN ACCESS SHARE MODE; SELECT pg_sleep('
+		  . 10 * $PostgreSQL::Test::Utils::timeout_default . ')');
+	wait_while_running($coordinator,
+		"SELECT phase = 'cutover' AND cutover_attempts > 0 OR phase IN ('finish', 'done') FROM reshard_progress",
+		"the move of $partition to fail a cutover attempt (a reader holds items) or to get past its cutover", $move);
 	my $held = on($coordinator, "SELECT phase = 'cutover' FROM reshard_progress") eq 't';
 	note "the move of $partition to " . ($target eq 'NULL' ? 'here' : "server $target") . ($held ? ' is held at its cutover' : ' was past its cutover');
 	$while_held->($held);
@@ -229,7 +235,8 @@ on($coordinator, "ALTER ROLE app RESET ALL");
 is(on($coordinator, $same), '0', "after the moves under app's settings, the table holds what it held");
 
 # The databases' settings, here and on server a (the database its foreign
-# server names).  The sessions of this test's checks are under them too.
+# server names).  The sessions of this test's checks are under them too,
+# but for the timeouts (on()).
 on($coordinator,
 	"CREATE ACCESS METHOD heap2 TYPE TABLE HANDLER heap_tableam_handler;
 	 ALTER DATABASE postgres SET statement_timeout = '1s'; ALTER DATABASE postgres SET lock_timeout = '1ms';
@@ -238,8 +245,9 @@ on($coordinator,
 on($server,
 	"ALTER DATABASE postgres SET statement_timeout = '200ms'; ALTER DATABASE postgres SET lock_timeout = '1ms';
 	 ALTER DATABASE postgres SET idle_in_transaction_session_timeout = '1s'");
-is(on($coordinator, "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE source = 'database'")
-	  . ' / ' . on($server, "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE source = 'database'"),
+# (a session of its own, without on()'s SETs, to see them)
+is($coordinator->safe_psql('postgres', "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE source = 'database'")
+	  . ' / ' . $server->safe_psql('postgres', "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE source = 'database'"),
 	'default_table_access_method=heap2 default_tablespace=elsewhere idle_in_transaction_session_timeout=1000 lock_timeout=1 statement_timeout=1000'
 	  . ' / idle_in_transaction_session_timeout=1000 lock_timeout=1 statement_timeout=200',
 	"the databases' settings apply to new sessions, here and on server a");
@@ -251,9 +259,9 @@ for my $direction ([ 'items_5', "'a'", 'to server a', 'a' ], [ 'items_3', 'NULL'
 	my ($partition, $target, $what, $where) = @$direction;
 	my $err = move_held($partition, $target, sub {
 		my ($held) = @_;
-		$coordinator->poll_query_until('postgres',
-			"SELECT clock_timestamp() - started > interval '1.5 s' FROM reshard_progress WHERE phase = 'cutover'")
-		  or die "the move is not held"
+		wait_until($coordinator,
+			"SELECT clock_timestamp() - started > interval '1.5 s' FROM reshard_progress WHERE phase = 'cutover'",
+			"the move of $partition, held at its cutover, to have run 1.5 s")
 		  if $held;
 	});
 	unlike($err, qr/ERROR/, "the databases' settings here and there: $partition moved $what") or diag($err);
@@ -301,9 +309,9 @@ $err = move_held('items_6', "'a'", sub {
 	my ($held) = @_;
 	$alter = start_sql($coordinator, [ 'SET ROLE app', "ALTER TABLE items ALTER COLUMN v SET DEFAULT 'during'" ]);
 	# (held, it waits for the reader's lock, queued with the cutover's)
-	$coordinator->poll_query_until('postgres',
-		"SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'ALTER TABLE items ALTER COLUMN v%' AND wait_event_type = 'Lock')")
-	  or die "the ALTER TABLE does not wait"
+	wait_until($coordinator,
+		"SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'ALTER TABLE items ALTER COLUMN v%' AND wait_event_type = 'Lock')",
+		'the ALTER TABLE to wait for a lock')
 	  if $held;
 });
 my ($alter_out, $alter_err) = finish_sql($alter);

@@ -7,8 +7,6 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
-    extension oid;
-    schema name;
     library text;
     ddl text;
 BEGIN
@@ -26,26 +24,19 @@ BEGIN
         RAISE EXCEPTION 'number of buckets must be at least 1, got %', buckets
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT e.oid, n.nspname INTO extension, schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-    WHERE e.extname = 'subsetting';
     IF EXISTS (SELECT FROM pg_opclass
                WHERE opcname = format('jumpbackhash%s_int8_ops', buckets)
-                 AND opcnamespace = (SELECT oid FROM pg_namespace WHERE nspname = schema)) THEN
+                 AND opcnamespace = '@extschema@'::regnamespace) THEN
         RAISE EXCEPTION 'the jumpbackhash operator classes for % buckets exist already', buckets
             USING ERRCODE = 'duplicate_object',
                   DETAIL = CASE WHEN buckets <= 256
                                 THEN 'The extension installs the classes for 1 to 256 buckets.'
-                                ELSE format('Schema %I holds jumpbackhash%s_int8_ops.', schema, buckets) END;
+                                ELSE format('Schema %s holds jumpbackhash%s_int8_ops.', '@extschema@', buckets) END;
     END IF;
     -- The C library, as the extension's own jumpbackhash(bigint, int) names it.
-    SELECT p.probin INTO library
-    FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
-    WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
-      AND d.refobjid = extension AND d.deptype = 'e'
-      AND p.proname = 'jumpbackhash' AND p.proargtypes = '20 23'::oidvector;
-    EXECUTE format('SELECT %I.jumpbackhash_operator_classes_ddl($1, $2, $3)', schema)
-    INTO ddl USING buckets, schema, library;
+    SELECT probin INTO library FROM pg_proc WHERE oid = '@extschema@.jumpbackhash(bigint, int)'::regprocedure;
+    -- (the schema's name, unquoted)
+    ddl := @extschema@.jumpbackhash_operator_classes_ddl(buckets, (parse_ident('@extschema@'))[1], library);
     EXECUTE ddl;
     -- Laid out as the installed classes (the support functions in schema
     -- subsetting_partition_hash), but not members of the extension: pg_dump
@@ -55,7 +46,7 @@ BEGIN
     -- subsetting_partition_hash (CASCADE drops them, and the tables that
     -- use them).
     RETURN QUERY
-    SELECT format('%I.%I', schema, format('jumpbackhash%s_%s_ops', buckets, name))
+    SELECT format('%s.%I', '@extschema@', format('jumpbackhash%s_%s_ops', buckets, name))
     FROM unnest(ARRAY['int2', 'int4', 'int8', 'text', 'bytea', 'uuid']) AS name;
 END
 $function$;

@@ -1,7 +1,7 @@
 -- src/sql/placement/partition_move.sql
 --	partition_move: move one partition of a sharded table, whole, to a server
 
--- An operation of the resharding engine (src/reshard_engine.c,
+-- An operation of the resharding engine (src/resharding/procedures.c,
 -- docs/scaling-out.md): the layout and the parent stay, one partition is
 -- replaced by its copy: a foreign table on server's, or a table here
 -- (server NULL).

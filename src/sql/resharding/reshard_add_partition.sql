@@ -1,7 +1,7 @@
 -- src/sql/resharding/reshard_add_partition.sql
 --	reshard_add_partition: grow a sharded table by one bucket
 
--- The resharding engine (src/reshard_engine.c, docs/resharding.md).
+-- The resharding engine (src/resharding/procedures.c, docs/resharding.md).
 CREATE PROCEDURE reshard_add_partition(parent regclass, new_partition regclass,
                                        INOUT moved_rows bigint DEFAULT NULL,
                                        cutover_budget interval DEFAULT '500 ms', cutover_attempts int DEFAULT 10,

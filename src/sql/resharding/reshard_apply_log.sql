@@ -37,9 +37,13 @@ DECLARE
     hidden oid;
     applied bigint := 0;
 BEGIN
-    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
-                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-    USING s, ARRAY['catch up', 'verify', 'cutover', 'undo'];
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['catch up', 'verify', 'cutover', 'undo']);
+    -- (a table filled on a server, where a partition moves, refuses writes
+    -- but the engine's: this transaction's writes there marked as the
+    -- engine's, and without the timeouts there: move_destination_guard)
+    IF s.server IS NOT NULL AND s.phase <> 'undo' THEN
+        PERFORM @extschema@.move_destination_guard(s, 'mark');
+    END IF;
     -- (The rows are read from the log by the entry's ctid, never held in a
     -- variable: their type is each table's own, and a plan PL/pgSQL keeps
     -- for one table would not do for the next.)
@@ -56,8 +60,9 @@ BEGIN
             RAISE EXCEPTION 'the cutover overran its budget' USING ERRCODE = 'SR001';
         END IF;
         old_bucket := array_position(s.sources, e.partition) - 1;
-        -- the bucket of a foreign partition (resharding, its rows of that
-        -- bucket stay in it; moving, none stays)
+        -- the bucket of a foreign partition: its rows of that bucket stay
+        -- in it, but for the partition the call names (removed, or moved:
+        -- all its rows go to a table filled)
         own := CASE WHEN e.partition = ANY (foreign_sources) THEN old_bucket END;
         IF e.op = 'x' THEN
             RAISE EXCEPTION 'table % changed while it was being resharded', s.parent_name
@@ -69,10 +74,10 @@ BEGIN
         IF e.op IN ('u', 'd') THEN
             log_row := format('(SELECT (l.old_row).* FROM %s AS l WHERE l.ctid = $1)', s.log::regclass);
             EXECUTE format('SELECT %s, (%s)::text FROM %s AS x', s.new_bucket_sql, s.key, log_row) INTO b, k USING e.ctid;
-            IF b IS DISTINCT FROM old_bucket OR s.operation = 'move' THEN
+            IF b IS DISTINCT FROM old_bucket OR e.partition = s.partition THEN
                 s.rows_to_move := s.rows_to_move - 1;
             END IF;
-            IF b IS DISTINCT FROM own OR s.operation = 'move' THEN
+            IF b IS DISTINCT FROM own OR e.partition = s.partition THEN
                 EXECUTE format('WITH x AS MATERIALIZED %1$s
                                 SELECT u.ctid FROM %2$s AS u
                                 WHERE %3$s AND pg_catalog.record_image_eq(ROW(%4$s), (SELECT ROW(%5$s) FROM x)) LIMIT 1',
@@ -102,10 +107,10 @@ BEGIN
                 END IF;
             END IF;
             EXECUTE format('SELECT %s FROM %s AS x', s.new_bucket_sql, log_row) INTO b USING e.ctid;
-            IF b IS DISTINCT FROM old_bucket OR s.operation = 'move' THEN
+            IF b IS DISTINCT FROM old_bucket OR e.partition = s.partition THEN
                 s.rows_to_move := s.rows_to_move + 1;
             END IF;
-            IF b IS DISTINCT FROM own OR s.operation = 'move' THEN
+            IF b IS DISTINCT FROM own OR e.partition = s.partition THEN
                 -- (with shard_views, its key hidden on the shard it leaves,
                 -- adding, or enters, removing: reshard_shard_views)
                 hidden := s.hidden_keys[CASE s.operation WHEN 'add' THEN own ELSE b END + 1];

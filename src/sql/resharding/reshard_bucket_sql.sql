@@ -16,7 +16,6 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     ident text[];
-    ext name;
     rest text;
     depth int := 0;
     c text;
@@ -26,8 +25,6 @@ BEGIN
                         CASE WHEN hash_function IS NULL THEN 'hash_function' WHEN key IS NULL THEN 'key' ELSE 'buckets' END
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT n.nspname INTO ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-    WHERE e.extname = 'subsetting';
     -- hash_function: [schema.]name, the extension's jumpbackhash, jumphash
     -- or jumpbackanchorhash: qualified as sharding_layout writes it, or not
     -- (then the caller's search_path must find the extension's).
@@ -40,11 +37,11 @@ BEGIN
             JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
             JOIN pg_extension x ON x.oid = d.refobjid AND x.extname = 'subsetting'
             WHERE p.proname = ident[cardinality(ident)]
-              AND n.nspname = CASE WHEN cardinality(ident) = 2 THEN ident[1] ELSE ext END) THEN
+              AND CASE WHEN cardinality(ident) = 2 THEN n.nspname = ident[1] ELSE n.oid = '@extschema@'::regnamespace END) THEN
         RAISE EXCEPTION 'hash function % is not the extension''s jumpbackhash, jumphash or jumpbackanchorhash', hash_function
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = format('Name one qualified by the extension''s schema, as sharding_layout gives it: %s.jumpbackhash.',
-                                quote_ident(ext));
+                                '@extschema@');
     END IF;
     IF buckets < 1 THEN
         RAISE EXCEPTION 'number of buckets must be at least 1, got %', buckets

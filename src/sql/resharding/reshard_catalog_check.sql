@@ -44,22 +44,18 @@ DECLARE
     seen text[];
     changed text;
     hint text;
-    ext text;
     key_name text;      -- the engine's index and CHECK on the new partition (reshard_object_name)
     bound_name text;
     all_views text[];   -- with shard_views, the views a foreign partition is pointed at, by old bucket
     shown_views text[];
 BEGIN
-    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
-                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-    USING s, ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover'];
-    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
-    EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO key_name USING s, 'key', s.partition;
-    EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO bound_name USING s, 'bound', s.partition;
-    EXECUTE format('SELECT array_agg(CASE WHEN u.source IS NOT NULL THEN %1$s.reshard_object_name($1, $2, u.source) END ORDER BY u.i),
-                           array_agg(CASE WHEN u.source IS NOT NULL THEN %1$s.reshard_object_name($1, $3, u.source) END ORDER BY u.i)
-                    FROM unnest(($1).sources) WITH ORDINALITY AS u(source, i)', ext)
-    INTO all_views, shown_views USING s, 'all', 'shown';
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover']);
+    key_name := @extschema@.reshard_object_name(s, 'key', s.partition);
+    bound_name := @extschema@.reshard_object_name(s, 'bound', s.partition);
+    SELECT array_agg(CASE WHEN u.source IS NOT NULL THEN @extschema@.reshard_object_name(s, 'all', u.source) END ORDER BY u.i),
+           array_agg(CASE WHEN u.source IS NOT NULL THEN @extschema@.reshard_object_name(s, 'shown', u.source) END ORDER BY u.i)
+    INTO all_views, shown_views
+    FROM unnest(s.sources) WITH ORDINALITY AS u(source, i);
     rels := ARRAY[s.parent] || ARRAY(SELECT inhrelid FROM pg_inherits WHERE inhparent = s.parent ORDER BY inhrelid)
             || s.partition;
     SELECT CASE WHEN count(*) = 1 THEN 'publication ' ELSE 'publications ' END
@@ -82,7 +78,7 @@ BEGIN
                   WHERE n.pnpubid = p.oid
                     AND n.pnnspid IN ((SELECT relnamespace FROM pg_class WHERE oid = s.parent),
                                       (SELECT relnamespace FROM pg_class WHERE oid = s.partition),
-                                      (SELECT extnamespace FROM pg_extension WHERE extname = 'subsetting'))) AS wide
+                                      '@extschema@'::regnamespace)) AS wide
     WHERE p.puballtables OR wide.nspname IS NOT NULL
        OR EXISTS (SELECT FROM pg_publication_rel r WHERE r.prpubid = p.oid AND r.prrelid = s.partition);
     IF changed IS NOT NULL THEN

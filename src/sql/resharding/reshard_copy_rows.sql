@@ -6,7 +6,7 @@
 -- a postgres_fdw server (whose rows go through a connection of the
 -- function's own, as the current user, in COPY's text format and in a
 -- remote transaction committed before it returns).  Returns the number of
--- rows target took.  (src/reshard_copy.c)  It needs what INSERT INTO
+-- rows target took.  (src/resharding/copy.c)  It needs what INSERT INTO
 -- target SELECT * FROM source would (privileges, user mappings, passwords
 -- for a role that is not a superuser, as postgres_fdw asks), so everyone
 -- may call it: the engine does, as the table's owner.

@@ -27,41 +27,8 @@ DECLARE
     statement text;
     r record;
     misplaced bigint;
-    images text;    -- moving to a server: the verification's view there (reshard_phase_verify)
 BEGIN
-    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
-                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-    USING s, ARRAY['finish'];
-    -- A move: the partition it left dropped here (a table, or a foreign
-    -- table: the engine dropped its table on the server it left first,
-    -- with the objects that refused direct writes to it,
-    -- reshard_shard_views), and a table it went to on a server given the
-    -- partition's comment instead of the move's (and the view there of its
-    -- copy's count and sum that the verification may have made dropped).
-    IF s.operation = 'move' THEN
-        IF EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
-            EXECUTE format('DROP %s %s', CASE WHEN (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f'
-                                              THEN 'FOREIGN TABLE' ELSE 'TABLE' END, s.partition::regclass);
-        END IF;
-        IF s.server IS NULL THEN
-            RETURN s;
-        END IF;
-        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)',
-                       (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-        INTO images USING s, 'images', s.partition;
-        EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
-                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
-                        WHERE x.extname = 'dblink'),
-                       s.server,
-                       (SELECT format('SET TRANSACTION READ WRITE; SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = %L; DROP VIEW IF EXISTS %I.%I; COMMENT ON TABLE %I.%I IS %L',
-                                      current_setting('lock_timeout'), o.schema_name, images,
-                                      o.schema_name, o.table_name, obj_description(s.shadows[s.bucket + 1], 'pg_class'))
-                        FROM (SELECT max(t.option_value) FILTER (WHERE t.option_name = 'schema_name') AS schema_name,
-                                     max(t.option_value) FILTER (WHERE t.option_name = 'table_name') AS table_name
-                              FROM pg_foreign_table f, pg_options_to_table(f.ftoptions) AS t
-                              WHERE f.ftrelid = s.shadows[s.bucket + 1]) AS o));
-        RETURN s;
-    END IF;
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['finish']);
     IF s.validate IS NOT NULL THEN
         FOREACH statement IN ARRAY s.validate LOOP
             EXECUTE statement;

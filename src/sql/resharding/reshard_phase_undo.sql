@@ -2,11 +2,12 @@
 --	reshard_phase_undo: what a resharding made before its cutover, removed (internal)
 
 -- As the table's owner, after the engine dropped the guard of the new
--- partition: drops the change log and its sequence, the shadows, the
--- incoming tables and the new parent, and empties the new partition of an
--- addition (the engine's guard let nobody else write to it through this
+-- partition: the rows of the table repaired.  Empties the new partition of
+-- an addition (the engine's guard let nobody else write to it through this
 -- server, and it was empty before) and drops its index and CHECK.  The
--- table is as it was.
+-- engine then drops what the call made (the change log and its sequence,
+-- the shadows, the incoming tables and the new parent) by their records
+-- (reshard_state_cleanup, src/resharding/cleanup.c).  The table is as it was.
 --
 -- A cutover whose COMMIT failed (postgres_fdw commits the shards' servers
 -- one after the other) may have been committed on some shards: the rows
@@ -30,17 +31,11 @@ DECLARE
     present text;
     insert_cols text;
     n bigint;
-    ext text;
     name text;
-    images text;
 BEGIN
-    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
-                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-    USING s, ARRAY['undo'];
-    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['undo']);
     IF NOT EXISTS (SELECT FROM pg_class WHERE oid = s.parent AND relkind = 'p')
-       OR EXISTS (SELECT FROM pg_class WHERE oid = s.partition AND relispartition AND s.operation = 'add')
-       OR s.operation = 'move' AND NOT EXISTS (SELECT FROM pg_inherits WHERE inhrelid = s.partition) THEN
+       OR EXISTS (SELECT FROM pg_class WHERE oid = s.partition AND relispartition AND s.operation = 'add') THEN
         RAISE EXCEPTION 'the resharding of % has cut over, it cannot be undone', s.parent_name
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
@@ -76,50 +71,14 @@ BEGIN
                           r.src::regclass, r.src::regclass;
         END IF;
     END LOOP;
-    FOREACH rel IN ARRAY array_remove(ARRAY[s.log, s.log_sequence, s.new_parent] || s.shadows, s.partition) LOOP
-        CONTINUE WHEN rel IS NULL OR NOT EXISTS (SELECT FROM pg_class WHERE oid = rel);
-        EXECUTE format('DROP %s %s', CASE WHEN rel = s.log_sequence THEN 'SEQUENCE'
-                                          WHEN (SELECT relkind FROM pg_class WHERE oid = rel) = 'f' THEN 'FOREIGN TABLE'
-                                          ELSE 'TABLE' END, rel::regclass);
-    END LOOP;
-    -- A move to a server: the table it made there dropped, if it is the
-    -- one that carries its comment (reshard_phase_setup), waiting for its
-    -- lock at most as long as the engine waits for its own, whatever the
-    -- owner's settings there say of read-only sessions and statement
-    -- timeouts; first the view of its count and sum the verification may
-    -- have made there.
-    IF s.operation = 'move' AND s.server IS NOT NULL THEN
-        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'moved', s.partition;
-        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO images USING s, 'images', s.partition;
-        EXECUTE format('SELECT %s.dblink_exec(%L, %L)',
-                       (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
-                        WHERE x.extname = 'dblink'),
-                       s.server, format($remote$
-            SET TRANSACTION READ WRITE;
-            SET LOCAL statement_timeout = 0;
-            SET LOCAL lock_timeout = %L;
-            DROP VIEW IF EXISTS %s;
-            DO $do$
-            DECLARE
-                tbl text := %L;
-            BEGIN
-                IF pg_catalog.obj_description(pg_catalog.to_regclass(tbl), 'pg_class') = %L THEN
-                    EXECUTE pg_catalog.format('DROP TABLE %%s', tbl);
-                END IF;
-            END
-            $do$$remote$, current_setting('lock_timeout'),
-                      (SELECT format('%I.%I', n.nspname, images) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition),
-                      (SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition),
-                      'partition_move ' || name));
-    END IF;
     IF s.operation = 'add' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('TRUNCATE %s', s.partition::regclass);
         -- (its CHECK and index found by name among its own)
-        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'bound', s.partition;
+        name := @extschema@.reshard_object_name(s, 'bound', s.partition);
         IF EXISTS (SELECT FROM pg_constraint WHERE conrelid = s.partition AND conname = name) THEN
             EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', s.partition::regclass, name);
         END IF;
-        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO name USING s, 'key', s.partition;
+        name := @extschema@.reshard_object_name(s, 'key', s.partition);
         FOR rel IN SELECT x.indexrelid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
                    WHERE x.indrelid = s.partition AND c.relname = name LOOP
             EXECUTE format('DROP INDEX %s', rel::regclass);
@@ -131,4 +90,4 @@ $function$;
 REVOKE ALL ON FUNCTION reshard_phase_undo(reshard_state, boolean) FROM PUBLIC;
 
 COMMENT ON FUNCTION reshard_phase_undo(reshard_state, boolean) IS
-'resharding, undo: the log, the shadows and the new parent dropped, the new partition emptied (internal)';
+'resharding, undo: rows a failed cutover commit moved on shards repaired, the new partition emptied (internal)';

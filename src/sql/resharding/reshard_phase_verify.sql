@@ -21,7 +21,6 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
-    ext text;
     cols text;
     r record;
     b int;
@@ -43,31 +42,18 @@ DECLARE
     misplaced bigint;
     bound text;
     bound_name text;
-    dblink text := (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
-                    WHERE x.extname = 'dblink');
-    remote_ext text;      -- moving to a server: the extension's schema there, if it is of this version
-    images text;          -- and the view there of its copy's count and sum (reshard_object_name)
-    remote_schema name;
-    remote_name name;
-    images_here text;
-    revoke_sql text;      -- (reshard_remote_revoke)
 BEGIN
-    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
-                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-    USING s, ARRAY['verify'];
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['verify']);
     IF current_setting('transaction_isolation') <> 'repeatable read' THEN
         RAISE EXCEPTION 'reshard_phase_verify must run in a repeatable read transaction';
     END IF;
-    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
     SELECT string_agg('t.' || quote_ident(attname), ', ' ORDER BY attnum) INTO cols
     FROM pg_attribute WHERE attrelid = s.parent AND attnum > 0 AND NOT attisdropped;
     -- The old partitions' rows by new bucket, each partition read once.
-    -- (moving, a partition here holds only rows of its bucket, its bound
-    -- says so; one on a server is read whole, each row's bucket computed)
     SELECT string_agg(format('SELECT %s AS b, %s.reshard_row_image_hash(ROW(%s)) AS h FROM ONLY %s AS t%s',
-                             CASE WHEN s.operation = 'move' AND c.relkind <> 'f' THEN s.bucket::text ELSE s.new_bucket_sql END,
-                             ext, cols, u.source::regclass,
-                             CASE WHEN c.relkind = 'f' AND s.operation <> 'move'
+                             s.new_bucket_sql,
+                             '@extschema@', cols, u.source::regclass,
+                             CASE WHEN c.relkind = 'f'
                                   THEN format(' WHERE (%s) IS DISTINCT FROM %s', s.new_bucket_sql, u.i - 1)
                                   ELSE '' END),
                       ' UNION ALL ')
@@ -91,7 +77,7 @@ BEGIN
     END LOOP;
     -- The local tables filled, read the same way, each once.
     SELECT string_agg(format('SELECT %s AS b, %s.reshard_row_image_hash(ROW(%s)) AS h FROM %s AS t',
-                             u.i - 1, ext, cols, u.shadow::regclass), ' UNION ALL ')
+                             u.i - 1, '@extschema@', cols, u.shadow::regclass), ' UNION ALL ')
     INTO filled_sql
     FROM unnest(s.shadows) WITH ORDINALITY AS u(shadow, i) JOIN pg_class c ON c.oid = u.shadow
     WHERE c.relkind <> 'f';
@@ -108,7 +94,7 @@ BEGIN
     -- are not compared, and its rows that move are found by their bucket).
     -- (moving, a row of another bucket has no table to be copied to: above)
     FOR r IN SELECT u.source, u.i - 1 AS bucket FROM unnest(s.sources) WITH ORDINALITY AS u(source, i)
-             JOIN pg_class c ON c.oid = u.source WHERE c.relkind = 'f' AND s.operation <> 'move' LOOP
+             JOIN pg_class c ON c.oid = u.source WHERE c.relkind = 'f' LOOP
         EXECUTE format('SELECT count(*) FROM ONLY %s AS t WHERE (%s) IS DISTINCT FROM %s', r.source::regclass, s.old_bucket_sql, r.bucket)
         INTO misplaced;
         IF misplaced > 0 THEN
@@ -121,56 +107,18 @@ BEGIN
     s.rows_verified := 0;
     FOR b IN 0 .. s.new_buckets - 1 LOOP
         CONTINUE WHEN s.shadows[b + 1] IS NULL;
-        -- A foreign table filled: moving to a server that has the
-        -- extension, of this version, the count and sum of its copy computed
-        -- there first, through a view (made through dblink, dropped by the
-        -- finish or the undo) read by postgres_fdw in this transaction's
-        -- snapshot there.  Read whole only if they differ (a row image may
-        -- differ on another platform, or where a value holds an OID: an
-        -- enum's), or where there is no such view.
         filled_count := filled_counts[b + 1];
         filled_sum := filled_sums[b + 1];
+        -- A foreign table filled (a foreign new partition, or the incoming
+        -- table of a foreign partition): read whole, in batches of 10,000
+        -- rows (reshard_transfer_table).
         IF (SELECT relkind FROM pg_class WHERE oid = s.shadows[b + 1]) = 'f' THEN
-            filled_count := NULL;
-            IF s.operation = 'move' THEN
-                EXECUTE format('SELECT x.schema FROM %s.dblink(%L, %L) AS x(schema text)', dblink, s.server,
-                               format('SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x
-                                       JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
-                                       WHERE x.extname = %L AND x.extversion = %L',
-                                      'subsetting', (SELECT extversion FROM pg_extension WHERE extname = 'subsetting')))
-                INTO remote_ext;
-                IF remote_ext IS NOT NULL THEN
-                    EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO images USING s, 'images', s.partition;
-                    SELECT n.nspname, c.relname INTO STRICT remote_schema, remote_name
-                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = s.partition;
-                    -- (here, a foreign table on that view, in the table's schema, for this transaction)
-                    images_here := format('%I.%I', (SELECT c.relnamespace::regnamespace::name FROM pg_class c WHERE c.oid = s.parent), images);
-                    -- (what the schema's default privileges grant on the view
-                    -- there revoked, in the transaction that makes it)
-                    EXECUTE format('SELECT %s.reshard_remote_revoke($1)', ext)
-                    INTO revoke_sql USING ARRAY[format('%I.%I', remote_schema, images)];
-                    EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, s.server,
-                                   format('CREATE OR REPLACE VIEW %1$I.%2$I WITH (security_invoker = true) AS
-                                               SELECT pg_catalog.count(*) AS n,
-                                                      pg_catalog.sum(%3$s.reshard_row_image_hash(ROW(%4$s)))::pg_catalog.numeric AS total
-                                               FROM %1$I.%5$I AS t;
-                                           %6$s',
-                                          remote_schema, images, remote_ext, cols, remote_name, revoke_sql));
-                    EXECUTE format('CREATE FOREIGN TABLE %s (n bigint, total numeric) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                                   images_here, s.server, remote_schema, images);
-                    EXECUTE format('SELECT n, coalesce(total, 0) FROM %s', images_here) INTO filled_count, filled_sum;
-                    EXECUTE format('DROP FOREIGN TABLE %s', images_here);
-                END IF;
-            END IF;
-            IF filled_count IS DISTINCT FROM source_counts[b + 1] OR filled_sum IS DISTINCT FROM source_sums[b + 1] THEN
-                -- (a foreign table read in batches of 10,000 rows: reshard_transfer_table)
-                EXECUTE format('SELECT %s.reshard_transfer_table($1, $2)', ext) INTO filled USING s, s.shadows[b + 1];
-                EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(ROW(%s))), 0) FROM %s AS t',
-                               ext, cols, filled)
-                INTO filled_count, filled_sum;
-                IF filled <> s.shadows[b + 1] THEN
-                    EXECUTE format('DROP FOREIGN TABLE %s', filled);
-                END IF;
+            filled := @extschema@.reshard_transfer_table(s, s.shadows[b + 1]);
+            EXECUTE format('SELECT count(*), coalesce(sum(%s.reshard_row_image_hash(ROW(%s))), 0) FROM %s AS t',
+                           '@extschema@', cols, filled)
+            INTO filled_count, filled_sum;
+            IF filled <> s.shadows[b + 1] THEN
+                EXECUTE format('DROP FOREIGN TABLE %s', filled);
             END IF;
         END IF;
         IF filled_count <> source_counts[b + 1] OR filled_sum <> source_sums[b + 1] THEN
@@ -180,18 +128,15 @@ BEGIN
                                       source_counts[b + 1], filled_count);
         END IF;
         s.rows_verified := s.rows_verified + filled_count;
-        -- (a foreign new partition, or the incoming rows of a foreign one;
-        -- moving, a table here takes the place of one on a server)
+        -- (a foreign new partition, or the incoming rows of a foreign one)
         CONTINUE WHEN EXISTS (SELECT FROM pg_class WHERE oid = s.shadows[b + 1] AND relkind = 'f')
-                      OR s.operation <> 'move' AND EXISTS (SELECT FROM pg_class WHERE oid = s.sources[b + 1] AND relkind = 'f');
+                      OR EXISTS (SELECT FROM pg_class WHERE oid = s.sources[b + 1] AND relkind = 'f');
         bound := CASE WHEN s.method = 'hash_operator_class'
                       THEN format('satisfies_hash_partition(%s::oid, %s, %s, %s)',
-                                  CASE WHEN s.operation = 'move' THEN s.parent ELSE s.new_parent END, s.new_buckets, b, s.key)
+                                  s.new_parent, s.new_buckets, b, s.key)
                       ELSE format('%1$s IS NOT NULL AND %1$s = %2$s', s.new_bucket_sql, b) END;
-        EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3)', ext) INTO bound_name USING s, 'bound', s.shadows[b + 1];
+        bound_name := @extschema@.reshard_object_name(s, 'bound', s.shadows[b + 1]);
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I CHECK (%s)', s.shadows[b + 1]::regclass, bound_name, bound);
-        -- (moving, it is attached at the cutover, its CHECK dropped then)
-        CONTINUE WHEN s.operation = 'move';
         -- A shadow is attached to the new parent now, not at the cutover
         -- (no reader or writer but the engine uses either), and its CHECK
         -- dropped: the cutover only renames it.  Not when foreign keys of

@@ -3,8 +3,11 @@
 
 -- The backend running a resharding holds a session lock that SQL cannot
 -- take (advisory, objsubid 3, classid the table's OID): while pg_locks
--- shows it granted, that backend runs it; else it was interrupted.
-CREATE VIEW reshard_progress AS
+-- shows it granted, that backend runs it; else it was interrupted.  A
+-- security barrier: a reader's own functions in its WHERE see only the rows
+-- of the tables it may read (else, cheap enough, they ran before the
+-- privilege check, on every row of reshard_state).
+CREATE VIEW reshard_progress WITH (security_barrier) AS
 SELECT s.parent_name AS "table", s.operation, s.phase,
        s.rows_to_move, s.rows_copied, s.rows_verified,
        s.changes_applied, s.changes_waiting, s.cutover_attempts, s.started, s.last_progress,

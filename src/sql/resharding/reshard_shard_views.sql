@@ -86,15 +86,12 @@ DECLARE
     key_type text;
     hidden_rows bigint;
     misplaced bigint;
-    ext text;
     names text[];   -- the names of what is made for a foreign partition (reshard_object_name), by kind
     q text[];       -- the same, schema-qualified on its shard and quoted
     revoke_sql text;    -- (reshard_remote_revoke)
     g record;
 BEGIN
-    EXECUTE format('SELECT %s.reshard_expect_phase($1, VARIADIC $2)',
-                   (SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'subsetting'))
-    USING s, ARRAY['setup', 'capture', 'copy', 'finish', 'undo'];
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup', 'capture', 'copy', 'finish', 'undo']);
     SELECT quote_ident(n.nspname) INTO dblink FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
     WHERE x.extname = 'dblink';
     IF dblink IS NULL THEN
@@ -102,7 +99,6 @@ BEGIN
     END IF;
     SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.oid = s.parent;
-    SELECT extnamespace::regnamespace::text INTO STRICT ext FROM pg_extension WHERE extname = 'subsetting';
     -- The foreign partitions of the old layout: their index in s.sources,
     -- the server, the shard's table (schema, name), its key column, the
     -- foreign table here on the hidden keys, and whether rows enter it.
@@ -129,17 +125,15 @@ BEGIN
         current_options := (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = r.source);
         original := s.shard_options[r.i]::text[];
         -- 1 hidden, 2 hidden_key, 3 mark, 4 refuse_direct, 5 all, 6 shown, 7 incoming, 8 direct_writes, 9 direct_truncate
-        EXECUTE format('SELECT array_agg(%s.reshard_object_name($1, k, $2) ORDER BY i) FROM unnest($3) WITH ORDINALITY AS u(k, i)',
-                       ext)
-        INTO names USING s, r.source, ARRAY['hidden', 'hidden_key', 'mark', 'refuse_direct', 'all', 'shown', 'incoming',
-                                        'direct_writes', 'direct_truncate'];
+        SELECT array_agg(@extschema@.reshard_object_name(s, u.k, r.source) ORDER BY u.i) INTO names
+        FROM unnest(ARRAY['hidden', 'hidden_key', 'mark', 'refuse_direct', 'all', 'shown', 'incoming',
+                          'direct_writes', 'direct_truncate']) WITH ORDINALITY AS u(k, i);
         q := ARRAY(SELECT format('%s.%I', rs, x) FROM unnest(names) WITH ORDINALITY AS u(x, i) ORDER BY i);
         CASE action
         WHEN 'create' THEN
-            EXECUTE format('SELECT %s.reshard_remote_revoke($1, $2)', ext)
-            INTO revoke_sql USING ARRAY[q[1], q[5], q[6], q[7]], ARRAY[q[3] || '()', q[4] || '()'];
+            revoke_sql := @extschema@.reshard_remote_revoke(ARRAY[q[1], q[5], q[6], q[7]], ARRAY[q[3] || '()', q[4] || '()']);
             -- (%5$s .. %11$s: q[1] .. q[7]; %12$I: the index on the hidden keys)
-            EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+            EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
                 DROP VIEW IF EXISTS %10$s, %11$s;
                 DROP TABLE IF EXISTS %5$s;
                 CREATE TABLE %5$s AS SELECT %3$I AS key FROM %4$s WITH NO DATA;
@@ -187,7 +181,7 @@ BEGIN
                 -- whoever may read the key of the table may read the hidden keys
                 format($grants$DECLARE g text;
                 BEGIN
-                    FOR g IN SELECT quote_ident(rolname) FROM pg_catalog.pg_roles
+                    FOR g IN SELECT pg_catalog.quote_ident(rolname) FROM pg_catalog.pg_roles
                              WHERE pg_catalog.has_column_privilege(oid, %L::pg_catalog.regclass, %L, 'SELECT')
                                AND rolname !~ '^pg_' LOOP
                         EXECUTE %L || g;
@@ -198,7 +192,7 @@ BEGIN
                 -- writes (a trigger's function needs no grant to fire)
                 format($grants$DECLARE g text;
                 BEGIN
-                    FOR g IN SELECT quote_ident(rolname) FROM pg_catalog.pg_roles
+                    FOR g IN SELECT pg_catalog.quote_ident(rolname) FROM pg_catalog.pg_roles
                              WHERE (pg_catalog.has_table_privilege(oid, %1$L::pg_catalog.regclass, 'SELECT, INSERT, UPDATE, DELETE')
                                     OR pg_catalog.has_any_column_privilege(oid, %1$L::pg_catalog.regclass, 'SELECT, INSERT, UPDATE'))
                                AND rolname !~ '^pg_' LOOP
@@ -221,10 +215,12 @@ BEGIN
             -- are written into its shard's table, hidden, not into a table here.
             IF r.receives THEN
                 EXECUTE format('DROP TABLE %s', s.shadows[r.i]::regclass);
-                EXECUTE format('SELECT %s.reshard_foreign_columns($1::regclass, $2::regclass)', ext) INTO columns USING s.parent, r.source;
+                columns := @extschema@.reshard_foreign_columns(s.parent::regclass, r.source::regclass);
                 EXECUTE format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
                                schema_name, names[7], columns, r.server, r.remote_schema, names[7]);
                 s.shadows[r.i] := format('%I.%I', schema_name, names[7])::regclass;
+                -- (the table it replaces was recorded by the setup: this one, of its name, is another)
+                s := @extschema@.reshard_cleanup_record(s, 'foreign table', format('%I.%I', schema_name, names[7]), NULL, 'always');
             END IF;
         WHEN 'point' THEN
             EXECUTE format('ALTER FOREIGN TABLE %s OPTIONS (%s schema_name %L, %s table_name %L)', r.source::regclass,
@@ -233,7 +229,7 @@ BEGIN
                            CASE WHEN EXISTS (SELECT FROM unnest(current_options) AS x WHERE x LIKE 'table\_name=%') THEN 'SET' ELSE 'ADD' END,
                            CASE WHEN r.receives THEN names[6] ELSE names[5] END);
         WHEN 'arm' THEN
-            EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+            EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
                 SET LOCAL lock_timeout = %3$L;
                 CREATE OR REPLACE TRIGGER %5$I AFTER INSERT OR UPDATE OR DELETE ON %4$s
                     FOR EACH ROW EXECUTE FUNCTION %1$s();
@@ -259,14 +255,14 @@ BEGIN
         WHEN 'clean', 'unpour' THEN
             CONTINUE WHEN r.receives <> (action = 'unpour') OR s.operation = 'remove' AND r.source = s.partition;
             LOOP
-                EXECUTE format('SELECT n FROM %s.dblink(%L, %L) AS x(n bigint)', dblink, r.server, format($remote$
+                EXECUTE @extschema@.reshard_remote_query(r.server, format($remote$
                     WITH mark AS MATERIALIZED (SELECT pg_catalog.set_config('subsetting_reshard.through_%2$s', 'on', true)),
                          k AS (DELETE FROM %1$s
                                WHERE ctid = ANY (ARRAY(SELECT ctid FROM %1$s LIMIT 10000))
                                RETURNING key),
                          d AS (DELETE FROM %3$s WHERE %4$I IN (SELECT key FROM k) AND EXISTS (SELECT FROM mark))
-                    SELECT count(*) FROM k
-                    $remote$, q[1], o, remote, r.remote_key))
+                    SELECT pg_catalog.count(*) FROM k
+                    $remote$, q[1], o, remote, r.remote_key), 'n bigint')
                 INTO hidden_rows;
                 EXIT WHEN hidden_rows = 0;
             END LOOP;
@@ -274,7 +270,7 @@ BEGIN
             -- (a partition moved from the server: its table there keeps
             -- refusing direct writes until it is dropped)
             IF s.operation <> 'move' OR s.phase <> 'finish' THEN
-            EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+            EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
                 SET LOCAL lock_timeout = %3$L;
                 DROP TRIGGER IF EXISTS %1$I ON %4$s;
                 DROP TRIGGER IF EXISTS %2$I ON %4$s;
@@ -295,7 +291,7 @@ BEGIN
         WHEN 'drop' THEN
             -- (%8$s: a partition moved from the server, once it has moved:
             -- its table there, with the triggers that refused direct writes)
-            EXECUTE format('SELECT %s.dblink_exec(%L, %L)', dblink, r.server, format($remote$
+            EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
                 SET LOCAL lock_timeout = %9$L;
                 DROP VIEW IF EXISTS %6$s, %7$s, %5$s;
                 %8$s

@@ -1,7 +1,7 @@
 -- src/sql/resharding/reshard_state.sql
 --	reshard_state: one row per resharding, written by the engine (internal)
 
--- Written only by the engine (src/reshard_engine.c), as this table's owner,
+-- Written only by the engine (src/resharding/state.c), as this table's owner,
 -- in the transactions that do the work it records; read through
 -- reshard_progress.  Arrays of tables are indexed by bucket + 1: sources by
 -- the old layout's buckets, shadows by the new one's.  A move (partition_move)
@@ -47,9 +47,47 @@ CREATE TABLE reshard_state (
     started timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
     last_progress timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
     backend_pid int NOT NULL DEFAULT pg_catalog.pg_backend_pid(),
-    error text
+    error text,
+    made text[]                          -- what a routine made, not yet in reshard_state_cleanup (reshard_cleanup_record)
 );
 REVOKE ALL ON reshard_state FROM PUBLIC;
+
+-- The engine executes the SQL text of a row (new_bucket_sql, foreign_keys,
+-- ...) as the table's owner, drops the tables it names and derives names
+-- from its name_key: no other role may write a row, nor read one.  Members
+-- of pg_write_all_data may write every table and those of pg_read_all_data
+-- read every table, privileges aside; row-level security without a policy
+-- shows them no row and lets them write none (the owner and superusers
+-- bypass it: the engine, and reshard_progress, read the table as its
+-- owner).  A role with BYPASSRLS bypasses it too, and PostgreSQL advises
+-- BYPASSRLS for the members of those roles where row-level security is
+-- used: the trigger below refuses its writes, also when it is a
+-- subscription's apply worker (the trigger fires always).
+ALTER TABLE reshard_state ENABLE ROW LEVEL SECURITY;
+
+CREATE FUNCTION reshard_state_guard() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = TG_RELID), 'USAGE') THEN
+        RAISE EXCEPTION 'only the resharding engine writes %', TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'It executes what the table holds as the owner of the table resharded.',
+                  HINT = 'Read reshard_progress; call reshard_abort or the resharding procedure again.';
+    END IF;
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END
+$function$;
+REVOKE ALL ON FUNCTION reshard_state_guard() FROM PUBLIC;
+
+COMMENT ON FUNCTION reshard_state_guard() IS
+'resharding: refuses a write to reshard_state by a role that has not the privileges of its owner (internal)';
+
+-- (not named reshard_...: those are the names of what the engine makes)
+CREATE TRIGGER only_the_engine_writes BEFORE INSERT OR UPDATE OR DELETE ON reshard_state
+FOR EACH ROW EXECUTE FUNCTION reshard_state_guard();
+ALTER TABLE reshard_state ENABLE ALWAYS TRIGGER only_the_engine_writes;
 
 COMMENT ON TABLE reshard_state IS
 'one row per resharding, as far as it got (internal; read reshard_progress)';

@@ -48,15 +48,14 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
-    ext text := (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'subsetting');
     transfer text;
     cols text;
 BEGIN
     IF (SELECT relkind FROM pg_class WHERE oid = target) <> 'f' THEN
         RETURN target;
     END IF;
-    EXECUTE format('SELECT %s.reshard_object_name($1, $2, $3), %s.reshard_foreign_columns($4::regclass, $3::regclass)', ext, ext)
-    INTO transfer, cols USING s, 'transfer', target, s.parent;
+    transfer := @extschema@.reshard_object_name(s, 'transfer', target);
+    cols := @extschema@.reshard_foreign_columns(s.parent::regclass, target::regclass);
     EXECUTE (SELECT format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I OPTIONS (%s)',
                            n.nspname, transfer, cols, v.srvname,
                            (SELECT string_agg(format('%I %L', o.option_name, o.option_value), ', ')

@@ -13,7 +13,6 @@ DECLARE
     strategy "char";
     key_attnum int2;
     class_oid oid;
-    ext_schema oid;
 BEGIN
     -- The block ends by EXIT layout where the table turns out not to be
     -- partitioned by the extension, and by RETURN where it is.
@@ -23,7 +22,6 @@ BEGIN
         INTO strategy, key_def, key_attnum, class_oid
         FROM pg_catalog.pg_partitioned_table pt
         WHERE pt.partrelid = parent AND pt.partnatts = 1;
-        SELECT x.extnamespace INTO ext_schema FROM pg_catalog.pg_extension x WHERE x.extname = 'subsetting';
         removed := '{}';
         IF strategy = 'l' AND key_attnum = 0 THEN
             -- LIST (F(key, n)), F one of the extension's functions: printed
@@ -55,12 +53,12 @@ BEGIN
             SELECT o.opcname,
                    substring(o.opcname FROM '^jumpbackhash([1-9][0-9]{0,8})_(?:int2|int4|int8|text|bytea|uuid)_ops$')::int
             INTO operator_class, buckets
-            FROM pg_catalog.pg_opclass o WHERE o.oid = class_oid AND o.opcnamespace = ext_schema;
+            FROM pg_catalog.pg_opclass o WHERE o.oid = class_oid AND o.opcnamespace = '@extschema@'::pg_catalog.regnamespace;
             IF buckets IS NULL THEN
                 EXIT layout;
             END IF;
             method := 'hash_operator_class';
-            hash_function := ext_schema::regnamespace::text || '.jumpbackhash';
+            hash_function := '@extschema@.jumpbackhash';
             key := CASE WHEN key_attnum = 0 THEN '(' || key_def || ')'
                         ELSE (SELECT pg_catalog.quote_ident(a.attname) FROM pg_catalog.pg_attribute a
                               WHERE a.attrelid = parent AND a.attnum = key_attnum) END;

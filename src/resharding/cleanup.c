@@ -1,0 +1,92 @@
+/*
+ * src/resharding/cleanup.c
+ *		The cleaner of the resharding engine (cleanup.h).
+ *
+ * Every object a call makes, here or on a server, has a row in
+ * reshard_state_cleanup (src/sql/resharding/reshard_cleanup.sql): written with the
+ * state row in the transaction that makes it (state.c, record_made), or for
+ * an object on a server, which commits there on its own, by a step before
+ * the one that makes it.  The cleaner walks them, newest first, for every
+ * operation alike: the undo drops every object recorded, the finish those
+ * of policy 'always' and forgets the others (they took the old ones'
+ * places).  Each drop (reshard_cleanup_drop, as the table's owner) is of
+ * an object that is still the one recorded, and does nothing if it is gone;
+ * its record is deleted in the transaction of the drop here.  A walk cut
+ * short, done again, goes on where it stopped.
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+
+#include "resharding/cleanup.h"
+#include "resharding/state.h"
+#include "table_owner.h"
+
+/*
+ * Runs query as the owner of reshard_state_cleanup (reshard_state's) with $1 the
+ * table's OID and $2 an ordinal (or NULL: every record).
+ */
+static void
+cleanup_query(engine *e, const char *query, Datum ordinal, bool ordinal_null, int expected)
+{
+	Oid			saved_user;
+	int			saved_context;
+	Datum		args[2] = {ObjectIdGetDatum(e->parent), ordinal};
+	Oid			types[2] = {OIDOID, INT4OID};
+	char		nulls[2] = {' ', ordinal_null ? 'n' : ' '};
+	int			nest_level = safe_search_path_begin();
+	int			ret;
+
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	ret = SPI_execute_with_args(psprintf(query, e->schema), 2, types, args, nulls, false, 0);
+	SetUserIdAndSecContext(saved_user, saved_context);
+	safe_search_path_end(nest_level);
+	if (ret != expected)
+		elog(ERROR, "could not run \"%s\": %s", query, SPI_result_code_string(ret));
+}
+
+/*
+ * The cleaner: the records of the call (e->parent's state row) walked
+ * newest first; failed (the undo): every object dropped; else (the finish)
+ * those of policy 'always' dropped, and every record forgotten.  In the
+ * caller's transaction.
+ */
+void
+cleanup_walk(engine *e, bool failed)
+{
+	int			count;
+	Datum	   *records;
+	Datum	   *ordinals;
+	MemoryContext old;
+
+	/* ($2: NULL for every record, else those of policy 'always') */
+	cleanup_query(e, "SELECT c, c.ordinal FROM %1$s.reshard_state_cleanup AS c"
+				  " WHERE c.parent = $1 AND ($2 IS NULL OR c.policy = 'always') ORDER BY c.ordinal DESC",
+				  Int32GetDatum(0), failed, SPI_OK_SELECT);
+	count = (int) SPI_processed;
+	old = MemoryContextSwitchTo(e->memory);
+	records = palloc(sizeof(Datum) * (count + 1));
+	ordinals = palloc(sizeof(Datum) * (count + 1));
+	for (int i = 0; i < count; i++)
+	{
+		bool		isnull;
+
+		records[i] = datumCopy(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull), false, -1);
+		ordinals[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+	}
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < count; i++)
+	{
+		run_routine(e, ROUTINE_CLEANUP_DROP, 1, records[i], 0);
+		cleanup_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $1 AND c.ordinal = $2",
+					  ordinals[i], false, SPI_OK_DELETE);
+	}
+	/* the finish: the tables that took the old ones' places are the table's now */
+	if (!failed)
+		cleanup_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $1 AND $2 IS NULL",
+					  (Datum) 0, true, SPI_OK_DELETE);
+}

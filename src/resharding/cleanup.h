@@ -1,0 +1,13 @@
+/*
+ * src/resharding/cleanup.h
+ *		The cleaner of the resharding engine: what a call made, dropped by
+ *		its records (cleanup.c).
+ */
+#ifndef SUBSETTING_RESHARDING_CLEANUP_H
+#define SUBSETTING_RESHARDING_CLEANUP_H
+
+#include "resharding/engine.h"
+
+extern void cleanup_walk(engine *e, bool failed);
+
+#endif							/* SUBSETTING_RESHARDING_CLEANUP_H */

@@ -1,0 +1,412 @@
+/*
+ * src/resharding/procedures.c
+ *		The SQL procedures of the resharding engine (docs/resharding.md,
+ *		docs/scaling-out.md): each checks its arguments, then the driver
+ *		(driver.h) runs the call; and the functions that show the engine's
+ *		tables.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "resharding/driver.h"
+#include "resharding/state.h"
+#include "resharding/tables.h"
+#include "table_owner.h"
+
+/*
+ * A resharding procedure's call (arguments parent, partition, moved_rows,
+ * cutover_budget, cutover_attempts, shard_views; for reshard_engine_run,
+ * the operation by name, and the arguments after it).
+ */
+static int64
+run_resharding(FunctionCallInfo fcinfo, reshard_operation operation, int partition_arg, int budget_arg,
+			   int attempts_arg, int shard_views_arg)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(budget_arg) || PG_ARGISNULL(attempts_arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
+	return run_call(fcinfo, PG_GETARG_OID(0), operation, PG_ARGISNULL(partition_arg) ? InvalidOid : PG_GETARG_OID(partition_arg),
+					NULL, PG_GETARG_INTERVAL_P(budget_arg), PG_GETARG_INT32(attempts_arg),
+					PG_ARGISNULL(shard_views_arg) ? SHARD_VIEWS_WHERE_SHARDS_ALLOW :
+					PG_GETARG_BOOL(shard_views_arg) ? SHARD_VIEWS_YES : SHARD_VIEWS_NO);
+}
+
+/* The procedure's one INOUT argument (moved_rows, moves), as its result row. */
+static Datum
+inout_result(FunctionCallInfo fcinfo, Datum value)
+{
+	TupleDesc	tupdesc;
+	Datum		values[1] = {value};
+	bool		nulls[1] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+}
+
+/* moved_rows, as the result row */
+static Datum
+moved_rows_result(FunctionCallInfo fcinfo, int64 moved_rows)
+{
+	return inout_result(fcinfo, Int64GetDatum(moved_rows));
+}
+
+PG_FUNCTION_INFO_V1(reshard_add_partition);
+
+/*
+ * CALL reshard_add_partition(parent, new_partition, moved_rows,
+ * cutover_budget, cutover_attempts, shard_views)
+ */
+Datum
+reshard_add_partition(PG_FUNCTION_ARGS)
+{
+	return moved_rows_result(fcinfo, run_resharding(fcinfo, OPERATION_ADD, 1, 3, 4, 5));
+}
+
+PG_FUNCTION_INFO_V1(reshard_remove_partition);
+
+/*
+ * CALL reshard_remove_partition(parent, partition, moved_rows,
+ * cutover_budget, cutover_attempts, shard_views)
+ */
+Datum
+reshard_remove_partition(PG_FUNCTION_ARGS)
+{
+	return moved_rows_result(fcinfo, run_resharding(fcinfo, OPERATION_REMOVE, 1, 3, 4, 5));
+}
+
+/* A server as messages name it: server "a", or this server (NULL). */
+static const char *
+server_name(const char *server)
+{
+	return server != NULL ? psprintf("server \"%s\"", server) : "this server";
+}
+
+PG_FUNCTION_INFO_V1(partition_move);
+
+/*
+ * CALL partition_move(partition, server, moved_rows, cutover_budget,
+ * cutover_attempts): the partition, whole, to the foreign server or here
+ * (server NULL), online (docs/scaling-out.md).  One already there is left
+ * as it is.
+ */
+Datum
+partition_move(PG_FUNCTION_ARGS)
+{
+	Oid			partition;
+	Oid			parent;
+	char	   *server = PG_ARGISNULL(1) ? NULL : NameStr(*PG_GETARG_NAME(1));
+	char	   *current = NULL;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("partition, cutover_budget and cutover_attempts must not be null")));
+	partition = PG_GETARG_OID(0);
+	if (get_rel_relkind(partition) == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", partition)));
+	parent = partition_parent(partition);
+	if (!OidIsValid(parent))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("table %s is not a partition", relation_name(partition)),
+				 errhint("partition_move moves a partition of a table partitioned by the extension.")));
+	if (get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE)
+		current = GetForeignServer(GetForeignTable(partition)->serverid)->servername;
+	/* where it is already: nothing to do, unless a move of the table was cut short (it goes on, or is refused) */
+	if ((server == NULL) == (current == NULL) && (server == NULL || strcmp(server, current) == 0))
+	{
+		Oid			interrupted;
+		char	   *interrupted_server;
+
+		if (!interrupted_move(fcinfo, parent, PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), &interrupted,
+							  &interrupted_server))
+		{
+			ereport(NOTICE,
+					(errmsg("partition %s is on %s already; nothing to do", relation_name(partition),
+							server_name(server))));
+			return moved_rows_result(fcinfo, 0);
+		}
+	}
+	return moved_rows_result(fcinfo, run_call(fcinfo, parent, OPERATION_MOVE, partition, server,
+											  PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), SHARD_VIEWS_NO));
+}
+
+/* A move of rebalance's plan. */
+typedef struct planned_move
+{
+	Oid			partition;
+	int			bucket;
+	char	   *server;
+} planned_move;
+
+/*
+ * The moves that placement_plan gives for parent, servers and weights (NULL:
+ * all equal), read as the caller.
+ */
+static List *
+rebalance_plan(Oid parent, Datum servers, NullableDatum weights)
+{
+	Oid			argtypes[3] = {REGCLASSOID, NAMEARRAYOID, FLOAT8ARRAYOID};
+	Datum		args[3] = {ObjectIdGetDatum(parent), servers, weights.value};
+	char		nulls[3] = {' ', ' ', weights.isnull ? 'n' : ' '};
+	List	   *moves = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	int			nest_level;
+	char	   *schema;
+
+	SPI_connect();
+	nest_level = safe_search_path_begin();
+	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x"
+					" JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace WHERE x.extname = 'subsetting'",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "extension subsetting is not installed");
+	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (SPI_execute_with_args(psprintf("SELECT p.partition::pg_catalog.oid, p.bucket, p.from_server, p.to_server"
+									   " FROM %s.placement_plan($1, $2, $3) AS p", schema),
+							  3, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not plan the moves of %s", relation_name(parent));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		char	   *to = SPI_getvalue(row, desc, 4);
+		Oid			partition = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+		MemoryContext old;
+		planned_move *move;
+
+		old = MemoryContextSwitchTo(caller);
+		move = palloc(sizeof(planned_move));
+		move->partition = partition;
+		move->bucket = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+		move->server = to != NULL ? pstrdup(to) : NULL;
+		moves = lappend(moves, move);
+		MemoryContextSwitchTo(old);
+	}
+	safe_search_path_end(nest_level);
+	SPI_finish();
+	return moves;
+}
+
+PG_FUNCTION_INFO_V1(rebalance);
+
+/*
+ * CALL rebalance(parent, servers, weights, moves, cutover_budget,
+ * cutover_attempts): the moves of placement_plan(parent, servers, weights),
+ * one after the other, each
+ * a partition_move; an interrupted move of the table finished first, so
+ * that calling it again after an interruption goes on.  Returns the moves
+ * made.
+ */
+Datum
+rebalance(PG_FUNCTION_ARGS)
+{
+	Oid			parent;
+	Interval   *budget;
+	int			attempts;
+	Oid			partition;
+	char	   *server;
+	List	   *moves;
+	ListCell   *cell;
+	int			made = 0;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(4) || PG_ARGISNULL(5))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent, servers, cutover_budget and cutover_attempts must not be null")));
+	parent = PG_GETARG_OID(0);
+	budget = PG_GETARG_INTERVAL_P(4);
+	attempts = PG_GETARG_INT32(5);
+	if (interrupted_move(fcinfo, parent, budget, attempts, &partition, &server))
+	{
+		ereport(NOTICE,
+				(errmsg("rebalance of %s: finishing the interrupted move of %s", relation_name(parent),
+						relation_name(partition))));
+		(void) run_call(fcinfo, parent, OPERATION_MOVE, partition, server, budget, attempts, SHARD_VIEWS_NO);
+		made++;
+	}
+	moves = rebalance_plan(parent, PG_GETARG_DATUM(1), fcinfo->args[2]);
+	foreach(cell, moves)
+	{
+		planned_move *move = lfirst(cell);
+
+		ereport(NOTICE,
+				(errmsg("rebalance of %s: moving %s (bucket %d) to %s, %d of %d", relation_name(parent),
+						relation_name(move->partition), move->bucket, server_name(move->server),
+						foreach_current_index(cell) + 1, list_length(moves))));
+		(void) run_call(fcinfo, parent, OPERATION_MOVE, move->partition, move->server, budget, attempts,
+						SHARD_VIEWS_NO);
+		made++;
+	}
+	return inout_result(fcinfo, Int32GetDatum(made));
+}
+
+PG_FUNCTION_INFO_V1(reshard_run);
+
+/*
+ * CALL reshard_engine_run(parent, operation, partition, cutover_budget,
+ * cutover_attempts, shard_views): either, by name (tests).
+ */
+Datum
+reshard_run(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("operation must not be null")));
+	(void) run_resharding(fcinfo, operation_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1))), 2, 3, 4, 5);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(reshard_begin);
+
+/*
+ * CALL reshard_begin(parent, operation, partition, server): the checks and
+ * the state row, nothing else (tests).
+ */
+Datum
+reshard_begin(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent and operation must not be null")));
+	begin_call(fcinfo, PG_GETARG_OID(0), operation_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1))),
+			   PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2), PG_ARGISNULL(3) ? NULL : NameStr(*PG_GETARG_NAME(3)));
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(reshard_step);
+
+/*
+ * CALL reshard_step(parent, cutover_budget, cutover_attempts): the next
+ * step of a resharding (tests: each phase on its own).
+ */
+Datum
+reshard_step(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent, cutover_budget and cutover_attempts must not be null")));
+	step_call(fcinfo, PG_GETARG_OID(0), PG_GETARG_INTERVAL_P(1), PG_GETARG_INT32(2));
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(reshard_abort);
+
+/*
+ * CALL reshard_abort(parent): undoes an interrupted resharding that has
+ * not cut over; one that has is finished instead (it cannot be undone).
+ */
+Datum
+reshard_abort(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parent must not be null")));
+	abort_call(fcinfo, PG_GETARG_OID(0));
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(reshard_phases);
+
+/*
+ * reshard_phases(): the phase table, a row per phase in its order (tests
+ * compare it with reshard_state's CHECK; docs/resharding-engine.md shows
+ * it).
+ */
+Datum
+reshard_phases(PG_FUNCTION_ARGS)
+{
+	static const char *const isolations[] = {[READ_COMMITTED] = "read committed", [REPEATABLE_READ] = "repeatable read"};
+	static const char *const policies[] = {
+		[LOCKS_NONE] = "none", [LOCKS_RETRIED] = "retried", [LOCKS_CUTOVER] = "cutover", [LOCKS_OWN] = "own"};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	engine		e;
+
+	InitMaterializedSRF(fcinfo, 0);
+	memset(&e, 0, sizeof(e));
+	SPI_connect();
+	e.memory = CurrentMemoryContext;
+	state_open(&e);
+	for (int phase = 0; phase < PHASE_COUNT; phase++)
+	{
+		const phase_row *row = phase_of(phase);
+		Datum		values[7];
+		bool		nulls[7] = {false};
+
+		values[0] = Int32GetDatum(phase + 1);
+		values[1] = CStringGetTextDatum(row->name);
+		nulls[2] = phase_ended(phase);
+		values[2] = nulls[2] ? (Datum) 0 : CStringGetTextDatum(row->step_name);
+		values[3] = CStringGetTextDatum(isolations[row->isolation]);
+		values[4] = CStringGetTextDatum(policies[row->locks]);
+		nulls[5] = row->routine == ROUTINE_NONE;
+		values[5] = nulls[5] ? (Datum) 0 : ObjectIdGetDatum(routine_oid(&e, row->routine));
+		values[6] = CStringGetTextDatum(phase_name(row->next));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(reshard_operations);
+
+/*
+ * reshard_operations(): the operation table, a row per operation in its
+ * order (tests compare it with reshard_state's CHECK;
+ * docs/resharding-engine.md shows it).
+ */
+Datum
+reshard_operations(PG_FUNCTION_ARGS)
+{
+	static const char *const fates[] = {
+		[PARTITION_JOINS] = "joins", [PARTITION_LEAVES] = "leaves", [PARTITION_MOVES] = "moves"};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	engine		e;
+
+	InitMaterializedSRF(fcinfo, 0);
+	memset(&e, 0, sizeof(e));
+	SPI_connect();
+	e.memory = CurrentMemoryContext;
+	state_open(&e);
+	for (int operation = 0; operation < OPERATION_COUNT; operation++)
+	{
+		const operation_row *row = operation_of(operation);
+		Datum		values[7];
+		bool		nulls[7] = {false};
+		Datum		routines[PHASE_COUNT];
+		int			count = 0;
+
+		values[0] = Int32GetDatum(operation + 1);
+		values[1] = CStringGetTextDatum(row->name);
+		values[2] = CStringGetTextDatum(fates[row->partition]);
+		values[3] = BoolGetDatum(row->rebuilds);
+		values[4] = ObjectIdGetDatum(routine_oid(&e, row->plan));
+		/* the routine of each phase that has one, for this operation */
+		for (int phase = 0; phase < PHASE_COUNT; phase++)
+			if (phase_routine(operation, phase) != ROUTINE_NONE)
+				routines[count++] = ObjectIdGetDatum(routine_oid(&e, phase_routine(operation, phase)));
+		values[5] = PointerGetDatum(construct_array(routines, count, REGPROCOID, sizeof(Oid), true, TYPALIGN_INT));
+		values[6] = CStringGetTextDatum(row->cutover_name);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	SPI_finish();
+	return (Datum) 0;
+}

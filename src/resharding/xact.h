@@ -1,0 +1,37 @@
+/*
+ * src/resharding/xact.h
+ *		The resharding engine's transactions, subtransactions and lock waits
+ *		(xact.c).
+ */
+#ifndef SUBSETTING_RESHARDING_XACT_H
+#define SUBSETTING_RESHARDING_XACT_H
+
+#include "utils/elog.h"
+
+#include "resharding/engine.h"
+
+/* the caller's settings */
+extern void settle_session_settings(engine *e);
+extern void restore_session_settings(engine *e);
+
+/* transactions */
+extern void next_transaction(bool repeatable_read);
+extern void rollback_transaction(void);
+extern void commit_state(engine *e);
+
+/* units of work, in subtransactions */
+extern ErrorData *try_unit(engine *e, engine_unit unit, bool *complete);
+extern bool run_unit(engine *e, engine_unit unit);
+extern bool with_lock_retries(engine *e, engine_unit unit, const char *what);
+
+/* locks */
+extern void set_lock_timeout(int ms);
+extern void lock_relations(List *relations, LOCKMODE mode);
+extern void lock_with_retries(engine *e, List *relations, LOCKMODE mode, const char *what);
+extern void back_off(int ms);
+extern char *out_of_attempts(engine *e, const char *why);
+
+/* the engine's triggers */
+extern int	stop_triggers(engine *e, Oid relation);
+
+#endif							/* SUBSETTING_RESHARDING_XACT_H */
