@@ -17,37 +17,10 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
-#include "miscadmin.h"
-#include "utils/builtins.h"
 #include "utils/datum.h"
 
 #include "resharding/cleanup.h"
 #include "resharding/state.h"
-#include "table_owner.h"
-
-/*
- * Runs query as the owner of reshard_state_cleanup (reshard_state's) with $1 the
- * table's OID and $2 an ordinal (or NULL: every record).
- */
-static void
-cleanup_query(engine *e, const char *query, Datum ordinal, bool ordinal_null, int expected)
-{
-	Oid			saved_user;
-	int			saved_context;
-	Datum		args[2] = {ObjectIdGetDatum(e->parent), ordinal};
-	Oid			types[2] = {OIDOID, INT4OID};
-	char		nulls[2] = {' ', ordinal_null ? 'n' : ' '};
-	int			nest_level = safe_search_path_begin();
-	int			ret;
-
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-	ret = SPI_execute_with_args(psprintf(query, e->schema), 2, types, args, nulls, false, 0);
-	SetUserIdAndSecContext(saved_user, saved_context);
-	safe_search_path_end(nest_level);
-	if (ret != expected)
-		elog(ERROR, "could not run \"%s\": %s", query, SPI_result_code_string(ret));
-}
 
 /*
  * The cleaner: the records of the call (e->parent's state row) walked
@@ -63,10 +36,10 @@ cleanup_walk(engine *e, bool failed)
 	Datum	   *ordinals;
 	MemoryContext old;
 
-	/* ($2: NULL for every record, else those of policy 'always') */
-	cleanup_query(e, "SELECT c, c.ordinal FROM %1$s.reshard_state_cleanup AS c"
-				  " WHERE c.parent = $1 AND ($2 IS NULL OR c.policy = 'always') ORDER BY c.ordinal DESC",
-				  Int32GetDatum(0), failed, SPI_OK_SELECT);
+	/* ($3: NULL for every record, else those of policy 'always') */
+	(void) state_table_query(e, "SELECT c, c.ordinal FROM %1$s.reshard_state_cleanup AS c"
+							 " WHERE c.parent = $2 AND ($3 IS NULL OR c.policy = 'always') ORDER BY c.ordinal DESC",
+							 Int32GetDatum(0), failed);
 	count = (int) SPI_processed;
 	old = MemoryContextSwitchTo(e->memory);
 	records = palloc(sizeof(Datum) * (count + 1));
@@ -82,11 +55,11 @@ cleanup_walk(engine *e, bool failed)
 	for (int i = 0; i < count; i++)
 	{
 		run_routine(e, ROUTINE_CLEANUP_DROP, 1, records[i], 0);
-		cleanup_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $1 AND c.ordinal = $2",
-					  ordinals[i], false, SPI_OK_DELETE);
+		(void) state_table_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $2 AND c.ordinal = $3",
+								 ordinals[i], false);
 	}
 	/* the finish: the tables that took the old ones' places are the table's now */
 	if (!failed)
-		cleanup_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $1 AND $2 IS NULL",
-					  (Datum) 0, true, SPI_OK_DELETE);
+		(void) state_table_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $2",
+								 (Datum) 0, true);
 }

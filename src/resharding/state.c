@@ -255,53 +255,43 @@ set_state_datum(engine *e, Datum row)
 }
 
 /*
- * Runs query as the owner of reshard_state with arguments $1 (the state row,
- * or NULL) and $2 (the table's OID); keeps the row it returns as the state,
- * if any.  Returns whether it returned one.
+ * Runs query (%1$s: the extension's schema) as the owner of reshard_state,
+ * its tables' owner, with arguments $1 (the state row, or NULL), $2 (the
+ * table's OID) and $3 (an int4, or NULL: extra_null); returns SPI's result
+ * code, its rows in SPI_tuptable.
  */
-static bool
-state_query(engine *e, const char *query)
+int
+state_table_query(engine *e, const char *query, Datum extra, bool extra_null)
 {
 	Oid			saved_user;
 	int			saved_context;
-	Datum		args[2] = {e->has_state ? state_datum(e) : (Datum) 0, ObjectIdGetDatum(e->parent)};
-	Oid			types[2] = {e->state_type, OIDOID};
-	char		nulls[2] = {e->has_state ? ' ' : 'n', ' '};
+	Datum		args[3] = {e->has_state ? state_datum(e) : (Datum) 0, ObjectIdGetDatum(e->parent), extra};
+	Oid			types[3] = {e->state_type, OIDOID, INT4OID};
+	char		nulls[3] = {e->has_state ? ' ' : 'n', ' ', extra_null ? 'n' : ' '};
 	MemoryContext context = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	bool		found = false;
+	int			ret = 0;
 
 	/*
 	 * In a subtransaction of its own: these queries run between the steps'
 	 * units, in the call's own transaction, and an error in one (a cancel,
 	 * a trigger) would otherwise leave its snapshot, SPI connection and
 	 * user behind, and the call could then neither roll back nor undo.
+	 * (The rows of SPI_tuptable outlive a subtransaction committed.)
 	 */
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(context);
 	PG_TRY();
 	{
 		int			nest_level = safe_search_path_begin();
-		int			ret;
 
 		GetUserIdAndSecContext(&saved_user, &saved_context);
 		SetUserIdAndSecContext(e->state_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-		ret = SPI_execute_with_args(psprintf(query, e->schema), 2, types, args, nulls, false, 0);
+		ret = SPI_execute_with_args(psprintf(query, e->schema), 3, types, args, nulls, false, 0);
 		SetUserIdAndSecContext(saved_user, saved_context);
 		safe_search_path_end(nest_level);
 		if (ret < 0)
 			elog(ERROR, "could not run \"%s\": %s", query, SPI_result_code_string(ret));
-		if ((ret == SPI_OK_SELECT || ret == SPI_OK_INSERT_RETURNING) && SPI_processed == 1)
-		{
-			bool		isnull;
-			Datum		row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-			if (!isnull)
-			{
-				set_state_datum(e, row);
-				found = true;
-			}
-		}
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -319,7 +309,26 @@ state_query(engine *e, const char *query)
 	PG_END_TRY();
 	MemoryContextSwitchTo(context);
 	CurrentResourceOwner = owner;
-	return found;
+	return ret;
+}
+
+/*
+ * state_table_query without $3, keeping the row it returns as the state, if
+ * any.  Returns whether it returned one.
+ */
+static bool
+state_query(engine *e, const char *query)
+{
+	int			ret = state_table_query(e, query, (Datum) 0, true);
+	bool		isnull = true;
+	Datum		row = (Datum) 0;
+
+	if ((ret == SPI_OK_SELECT || ret == SPI_OK_INSERT_RETURNING) && SPI_processed == 1)
+		row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return false;
+	set_state_datum(e, row);
+	return true;
 }
 
 /* Reads the state row of e->parent; false if there is none. */

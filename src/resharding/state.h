@@ -18,6 +18,7 @@ extern void insert_state(engine *e);
 extern void delete_states(engine *e, bool this_table, bool of_dropped_tables);
 extern void new_state(engine *e, reshard_operation operation);
 extern void refuse_linked_reshardings(engine *e);
+extern int	state_table_query(engine *e, const char *query, Datum extra, bool extra_null);
 
 /* the state row's columns, in memory */
 extern bool state_is_null(engine *e, state_column column);

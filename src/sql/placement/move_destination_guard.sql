@@ -10,8 +10,8 @@
 -- On the server, in the parent's schema, each name ending in a hash of its
 -- own (reshard_object_name, for the partition's OID o):
 --   - reshard_into_mark_o(): marks the transaction (a setting) as one of
---     the engine's, and sets its statement_timeout and
---     idle_in_transaction_session_timeout off (postgres_fdw sets neither);
+--     the engine's, and turns the timeouts of the role's or the database's
+--     there off for it (reshard_remote_untimed: postgres_fdw sets none);
 --     the engine's connections through dblink and its own
 --     (reshard_copy_rows) set the setting themselves;
 --   - reshard_into_marker_o: a view whose row calls it: the engine reads it
@@ -85,10 +85,8 @@ BEGIN
             %11$s$remote$,
             -- (and the rest of the transaction without the timeouts of the
             -- role's or the database's there: postgres_fdw sets none)
-            mark, format('SELECT pg_catalog.set_config(%L, ''on'', true) IS NOT NULL
-                                 AND pg_catalog.set_config(''statement_timeout'', ''0'', true) IS NOT NULL
-                                 AND pg_catalog.set_config(''idle_in_transaction_session_timeout'', ''0'', true) IS NOT NULL',
-                         setting),
+            mark, format('SELECT pg_catalog.set_config(%L, ''on'', true) IS NOT NULL AND %s',
+                         setting, @extschema@.reshard_remote_untimed()),
             schema_name, marker, cut, refuse,
             format($trigger$BEGIN
                 IF pg_catalog.current_setting(%L, true) IS DISTINCT FROM 'on' AND NOT EXISTS (SELECT FROM %I.%I) THEN

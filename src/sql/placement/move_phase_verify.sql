@@ -60,6 +60,8 @@ BEGIN
                        '@extschema@', cols, target::regclass)
         INTO filled_count, filled_sum;
     ELSE
+        -- (the rest of this transaction there without the server's timeouts)
+        PERFORM @extschema@.move_destination_guard(s, 'mark');
         EXECUTE @extschema@.reshard_remote_query(s.server,
                        format('SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x
                                JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace

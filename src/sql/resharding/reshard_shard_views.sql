@@ -24,6 +24,11 @@
 --     (hidden before the row is written there);
 --     security_invoker: whoever reads them needs the privileges on t he
 --     needs without them;
+--   - s.reshard_untimed_o: a view whose row turns the timeouts of the
+--     owner's role or database there off for the rest of the transaction
+--     (reshard_remote_untimed), the owner's only: the engine reads it
+--     through postgres_fdw after the snapshot of its copy or verification
+--     there, before it reads t through postgres_fdw for long;
 --   - triggers reshard_direct_writes_o and reshard_direct_truncate_o on t,
 --     which call reshard_refuse_direct_o().  From the copy on, the rows of
 --     t change only through this server (whose writes the engine logs), so
@@ -57,6 +62,9 @@
 --   arm      the triggers that refuse the direct writes (first copy step;
 --            lock_ms: the longest the shard waits for its table); then,
 --            removing, no row of another bucket in a shard rows enter;
+--   untime   the rest of this transaction on the shards without their
+--            timeouts (the copy's and the verification's, after their
+--            snapshots: the copy, on the shard it reads next only);
 --   clean    adding, the hidden rows deleted on the shards, in batches of
 --            transactions of their own there (after the cutover);
 --   unpour   removing, the same: the incoming rows deleted (to undo);
@@ -85,13 +93,14 @@ DECLARE
     original text[];
     key_type text;
     hidden_rows bigint;
+    untimed bigint;     -- (the rows of the untimed view read)
     misplaced bigint;
     names text[];   -- the names of what is made for a foreign partition (reshard_object_name), by kind
     q text[];       -- the same, schema-qualified on its shard and quoted
     revoke_sql text;    -- (reshard_remote_revoke)
     g record;
 BEGIN
-    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup', 'capture', 'copy', 'finish', 'undo']);
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup', 'capture', 'copy', 'verify', 'finish', 'undo']);
     SELECT quote_ident(n.nspname) INTO dblink FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
     WHERE x.extname = 'dblink';
     IF dblink IS NULL THEN
@@ -118,20 +127,25 @@ BEGIN
              JOIN pg_foreign_server v ON v.oid = f.ftserver
              JOIN pg_attribute a ON a.attrelid = u.source AND quote_ident(a.attname) = s.key AND NOT a.attisdropped
              WHERE u.options IS NOT NULL
+               -- (untime in the copy: the source it copies next, as the engine finds it)
+               AND (action <> 'untime' OR s.phase <> 'copy'
+                    OR u.i = (SELECT min(x.i) FROM unnest(s.sources) WITH ORDINALITY AS x(source, i)
+                              WHERE x.i > s.sources_copied AND x.source IS NOT NULL))
              ORDER BY u.i LOOP
         rs := quote_ident(r.remote_schema);
         o := r.source::text;
         remote := format('%s.%I', rs, r.remote_table);
         current_options := (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = r.source);
         original := s.shard_options[r.i]::text[];
-        -- 1 hidden, 2 hidden_key, 3 mark, 4 refuse_direct, 5 all, 6 shown, 7 incoming, 8 direct_writes, 9 direct_truncate
+        -- 1 hidden, 2 hidden_key, 3 mark, 4 refuse_direct, 5 all, 6 shown, 7 incoming, 8 direct_writes, 9 direct_truncate,
+        -- 10 untimed
         SELECT array_agg(@extschema@.reshard_object_name(s, u.k, r.source) ORDER BY u.i) INTO names
         FROM unnest(ARRAY['hidden', 'hidden_key', 'mark', 'refuse_direct', 'all', 'shown', 'incoming',
-                          'direct_writes', 'direct_truncate']) WITH ORDINALITY AS u(k, i);
+                          'direct_writes', 'direct_truncate', 'untimed']) WITH ORDINALITY AS u(k, i);
         q := ARRAY(SELECT format('%s.%I', rs, x) FROM unnest(names) WITH ORDINALITY AS u(x, i) ORDER BY i);
         CASE action
         WHEN 'create' THEN
-            revoke_sql := @extschema@.reshard_remote_revoke(ARRAY[q[1], q[5], q[6], q[7]], ARRAY[q[3] || '()', q[4] || '()']);
+            revoke_sql := @extschema@.reshard_remote_revoke(ARRAY[q[1], q[5], q[6], q[7], q[10]], ARRAY[q[3] || '()', q[4] || '()']);
             -- (%5$s .. %11$s: q[1] .. q[7]; %12$I: the index on the hidden keys)
             EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
                 DROP VIEW IF EXISTS %10$s, %11$s;
@@ -157,6 +171,7 @@ BEGIN
                     WHERE EXISTS (SELECT FROM %5$s AS h WHERE h.key = t.%3$I)
                       AND %7$s()
                     WITH CASCADED CHECK OPTION;
+                CREATE OR REPLACE VIEW %17$s WITH (security_invoker = true) AS SELECT 1 AS untimed WHERE %18$s;
                 %16$s;
                 DO %15$L;
                 DO %14$L;
@@ -203,7 +218,7 @@ BEGIN
                 format('GRANT EXECUTE ON FUNCTION %s() TO ', q[3])),
                 -- what the schema's default privileges granted on them, revoked
                 -- (in the transaction that made them, before the grants)
-                revoke_sql));
+                revoke_sql, q[10], @extschema@.reshard_remote_untimed()));
             -- (a move from the server hides nothing: it only refuses direct writes)
             CONTINUE WHEN s.operation = 'move';
             SELECT format_type(atttypid, atttypmod) INTO STRICT key_type FROM pg_attribute
@@ -252,6 +267,17 @@ BEGIN
                               HINT = format('SELECT * FROM reshard_check(%L) lists them; move each by DELETE and INSERT through the parent.', s.parent_name);
                 END IF;
             END IF;
+        WHEN 'untime' THEN
+            -- (through a foreign table here, for this transaction:
+            -- postgres_fdw reads the shard over the same connection, in the
+            -- same remote transaction)
+            EXECUTE format('CREATE FOREIGN TABLE %I.%I (untimed int) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                           schema_name, names[10], r.server, r.remote_schema, names[10]);
+            EXECUTE format('SELECT count(*) FROM %I.%I', schema_name, names[10]) INTO untimed;
+            IF untimed <> 1 THEN
+                RAISE EXCEPTION 'could not turn the timeouts of server % off', r.server;
+            END IF;
+            EXECUTE format('DROP FOREIGN TABLE %I.%I', schema_name, names[10]);
         WHEN 'clean', 'unpour' THEN
             CONTINUE WHEN r.receives <> (action = 'unpour') OR s.operation = 'remove' AND r.source = s.partition;
             LOOP
@@ -293,13 +319,13 @@ BEGIN
             -- its table there, with the triggers that refused direct writes)
             EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
                 SET LOCAL lock_timeout = %9$L;
-                DROP VIEW IF EXISTS %6$s, %7$s, %5$s;
+                DROP VIEW IF EXISTS %6$s, %7$s, %5$s, %10$s;
                 %8$s
                 DROP FUNCTION IF EXISTS %3$s(), %4$s();
                 DROP TABLE IF EXISTS %1$s;
                 $remote$, q[1], q[2], q[3], q[4], q[5], q[6], q[7],
                 CASE WHEN s.operation = 'move' AND s.phase = 'finish' THEN format('DROP TABLE IF EXISTS %s;', remote) ELSE '' END,
-                lock_ms || 'ms'));
+                lock_ms || 'ms', q[10]));
         ELSE
             RAISE EXCEPTION 'unknown action %', action;
         END CASE;
