@@ -52,7 +52,7 @@ INSERT INTO state_before SELECT * FROM pg_temp.state();
 CALL reshard_step('engine_move.em');
 SELECT s.phase, (s.rows_to_move, s.rows_copied, s.rows_verified, s.changes_applied, s.cutover_attempts)
                 = (b.rows_to_move, b.rows_copied, b.rows_verified, b.changes_applied, b.cutover_attempts) AS counters_kept,
-       s.shard_options, s.error
+       s.error
 FROM pg_temp.state() s, state_before b;
 SELECT * FROM pg_temp.engine_objects();
 -- Nothing left there.

@@ -104,3 +104,21 @@ DROP OWNED BY reshard_settings_owner;
 DROP ROLE reshard_settings_reader;
 DROP ROLE reshard_settings_owner;
 DROP TABLESPACE reshard_settings_elsewhere;
+
+-- What the engine's sessions on a server evaluate first
+-- (reshard_remote_untimed) turns the role's and the database's timeouts off
+-- for the rest of the transaction, on every version (transaction_timeout
+-- from PostgreSQL 17 on).
+BEGIN;
+SET LOCAL statement_timeout = '5s';
+SET LOCAL idle_in_transaction_session_timeout = '5s';
+DO $$BEGIN
+    IF current_setting('transaction_timeout', true) IS NOT NULL THEN
+        PERFORM set_config('transaction_timeout', '5s', true);
+    END IF;
+END$$;
+DO $$BEGIN EXECUTE 'SELECT ' || reshard_remote_untimed(); END$$;
+SELECT current_setting('statement_timeout') AS statement_timeout,
+       current_setting('idle_in_transaction_session_timeout') AS idle_in_transaction_session_timeout,
+       coalesce(current_setting('transaction_timeout', true), '0') AS transaction_timeout;
+COMMIT;

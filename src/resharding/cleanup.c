@@ -7,9 +7,11 @@
  * state row in the transaction that makes it (state.c, record_made), or for
  * an object on a server, which commits there on its own, by a step before
  * the one that makes it.  The cleaner walks them, newest first, for every
- * operation alike: the undo drops every object recorded, the finish those
- * of policy 'always' and forgets the others (they took the old ones'
- * places).  Each drop (reshard_cleanup_drop, as the table's owner) is of
+ * operation alike: the undo drops those of policy 'always' and
+ * 'on_failure', the finish those of policy 'always' and 'on_success' (what
+ * the call's success removes: a moved partition's table on the server it
+ * left), and each forgets the others (the tables that took the old ones'
+ * places; what the failure keeps).  Each drop (reshard_cleanup_drop, as the table's owner) is of
  * an object that is still the one recorded, and does nothing if it is gone;
  * its record is deleted in the transaction of the drop here.  A walk cut
  * short, done again, goes on where it stopped.
@@ -24,9 +26,9 @@
 
 /*
  * The cleaner: the records of the call (e->parent's state row) walked
- * newest first; failed (the undo): every object dropped; else (the finish)
- * those of policy 'always' dropped, and every record forgotten.  In the
- * caller's transaction.
+ * newest first; failed (the undo): those of policy 'always' and
+ * 'on_failure' dropped; else (the finish) those of policy 'always' and
+ * 'on_success'; then every record forgotten.  In the caller's transaction.
  */
 void
 cleanup_walk(engine *e, bool failed)
@@ -36,10 +38,11 @@ cleanup_walk(engine *e, bool failed)
 	Datum	   *ordinals;
 	MemoryContext old;
 
-	/* ($3: NULL for every record, else those of policy 'always') */
+	/* ($3: 1 for the undo, 0 for the finish) */
 	(void) state_table_query(e, "SELECT c, c.ordinal FROM %1$s.reshard_state_cleanup AS c"
-							 " WHERE c.parent = $2 AND ($3 IS NULL OR c.policy = 'always') ORDER BY c.ordinal DESC",
-							 Int32GetDatum(0), failed);
+							 " WHERE c.parent = $2 AND c.policy <> CASE $3 WHEN 1 THEN 'on_success' ELSE 'on_failure' END"
+							 " ORDER BY c.ordinal DESC",
+							 Int32GetDatum(failed ? 1 : 0), false);
 	count = (int) SPI_processed;
 	old = MemoryContextSwitchTo(e->memory);
 	records = palloc(sizeof(Datum) * (count + 1));
@@ -58,8 +61,7 @@ cleanup_walk(engine *e, bool failed)
 		(void) state_table_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $2 AND c.ordinal = $3",
 								 ordinals[i], false);
 	}
-	/* the finish: the tables that took the old ones' places are the table's now */
-	if (!failed)
-		(void) state_table_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $2",
-								 (Datum) 0, true);
+	/* the rest forgotten: the finish's took the old ones' places, the undo's stay */
+	(void) state_table_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS c WHERE c.parent = $2",
+							 (Datum) 0, true);
 }

@@ -27,6 +27,7 @@
 #include "resharding/capture.h"
 #include "resharding/cutover.h"
 #include "resharding/driver.h"
+#include "resharding/shards.h"
 #include "resharding/state.h"
 #include "resharding/steps.h"
 #include "resharding/tables.h"
@@ -276,7 +277,7 @@ move_partition_gone(engine *e)
  * more than the block's), and then the call is refused.
  */
 static bool
-begin(engine *e, reshard_operation operation, Oid partition, const char *server, shard_views_choice shard_views)
+begin(engine *e, reshard_operation operation, Oid partition, const char *server, shard_views_choice views)
 {
 	claim(e);
 	if (load_state(e))
@@ -343,11 +344,13 @@ begin(engine *e, reshard_operation operation, Oid partition, const char *server,
 	set_phase(e, PHASE_SETUP);
 	set_state_oid(e, STATE_PARTITION, partition);
 	set_state_text(e, STATE_SERVER, server);
-	if (shard_views == SHARD_VIEWS_WHERE_SHARDS_ALLOW)
+	if (views == SHARD_VIEWS_WHERE_SHARDS_ALLOW)
 		set_state_null(e, STATE_SHARD_VIEWS);
 	else
-		set_state_bool(e, STATE_SHARD_VIEWS, shard_views == SHARD_VIEWS_YES);
+		set_state_bool(e, STATE_SHARD_VIEWS, views == SHARD_VIEWS_YES);
 	run_routine(e, operation_of(operation)->plan, 1, CStringGetTextDatum(operation_of(operation)->name), 0);
+	/* (what shard_views will make on the shards, recorded with the state row) */
+	shard_views(e, "record");
 	refuse_atomic(e);
 	insert_state(e);
 	run_routine(e, ROUTINE_CHECK_CATALOG, 0, 0, 0);

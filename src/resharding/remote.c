@@ -268,4 +268,7 @@ connect_remote(CopyEnd *e)
 			   "SET timezone = 'UTC'; SET bytea_output = hex; SET lc_monetary = 'C'; "
 			   "SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0",
 			   PGRES_COMMAND_OK, "configure the remote session");
+	/* (transaction_timeout: PostgreSQL 17 on) */
+	if (PQserverVersion(e->conn) >= 170000)
+		run_remote(e, "SET transaction_timeout = 0", PGRES_COMMAND_OK, "configure the remote session");
 }

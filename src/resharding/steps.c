@@ -318,9 +318,6 @@ unit_finish(engine *e)
 		set_lock_timeout(e->budget_ms);
 	if (last && !state_is_null(e, STATE_FOREIGN_KEYS) && state_array_length(e, STATE_FOREIGN_KEYS) > 0)
 		lock_relations(finish_relations(e), ShareRowExclusiveLock);
-	/* a move from a server: its table there dropped first, while the foreign table here still names it */
-	if (last && moving(e) && !state_is_null(e, STATE_SHARD_OPTIONS))
-		shard_views(e, "drop");
 	/* a partition removed: its guard dropped in the transaction that empties it */
 	if (last && operation_of(e->operation)->partition == PARTITION_LEAVES)
 	{
@@ -331,11 +328,13 @@ unit_finish(engine *e)
 		table_owner_leave(&owner);
 	}
 	run_routine(e, phase_routine(e->operation, PHASE_FINISH), 0, 0, 0);
-	/* what the call made and no longer needs dropped, the rest forgotten */
+	/*
+	 * what the call made and no longer needs dropped (with shard_views, the
+	 * shards' objects: restored before), and a moved partition's table on
+	 * the server it left; the rest forgotten
+	 */
 	if (last)
 		cleanup_walk(e, false);
-	if (last && !state_is_null(e, STATE_SHARD_OPTIONS))
-		shard_views(e, "drop");
 	return last;
 }
 
@@ -365,8 +364,8 @@ step_finish(engine *e)
  * can be locked at once: a transaction that reads the table may hold one for
  * long, and the undo waits for nobody; what is left is dropped by the next
  * resharding of the table or by reshard_abort.  With shard_views, the
- * foreign partitions are pointed back first and the shards' objects
- * dropped last.
+ * foreign partitions are pointed back first; the shards' objects go by
+ * their records, with the engine's tables.
  */
 bool
 step_undo(engine *e)
@@ -412,7 +411,10 @@ step_undo(engine *e)
 		state_int64(e, STATE_SOURCES_COPIED) > state_array_length(e, STATE_SOURCES))
 		apply_log(e, PG_INT64_MAX, DT_NOEND);
 	run_routine(e, phase_routine(e->operation, PHASE_UNDO), 1, BoolGetDatum(e->cutover_committing), 0);
-	/* what the call made, here and on servers, newest first (the log before the tables it logs) */
+	/*
+	 * what the call made, here and on servers, newest first (the log before
+	 * the tables it logs; the shards' objects after restore)
+	 */
 	cleanup_walk(e, true);
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, sources)
@@ -427,9 +429,6 @@ step_undo(engine *e)
 							 relation_name(e->parent))));
 	}
 	table_owner_leave(&owner);
-	/* last: the foreign partitions no longer use them */
-	if (views)
-		shard_views(e, "drop");
 	return true;
 }
 

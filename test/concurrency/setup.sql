@@ -151,6 +151,7 @@ SELECT i.id,
        reshard_bucket_sql('jumpbackanchorhash', 'id', i.buckets, a.removed) AS reshard_bucket_sql,
        md5(reshard_remote_revoke(ARRAY[i.key_text], ARRAY[i.key_text || '()'])) AS reshard_remote_revoke,
        md5(reshard_remote_owner_checks(i.key_text)) AS reshard_remote_owner_checks,
+       md5(reshard_remote_untimed()) AS reshard_remote_untimed,
        -- subsets
        ringsteady_subset(i.frontend, i.backends, i.subset_size, i.backend_scaling)::text AS ringsteady,
        rocksteadier_subset(i.frontend, i.backends, i.subset_size, i.lot_size)::text AS rocksteadier,

@@ -32,8 +32,6 @@ DECLARE
     schema_name name;
     moved_name name;    -- the partition's name, here and on the server
     target text;        -- the table that takes its place
-    log_name text;
-    sequence_name text;
     marker text;
     r record;
 BEGIN
@@ -96,20 +94,8 @@ BEGIN
     s := @extschema@.reshard_cleanup_record(s, CASE WHEN s.server IS NULL THEN 'table' ELSE 'foreign table' END,
                                             target, NULL, 'on_failure');
     -- The change log: its rows of the target's row type (the partition's
-    -- columns: a column's type changed during the call is then the
-    -- definition check's to name).
-    log_name := @extschema@.reshard_object_name(s, 'log', s.parent);
-    sequence_name := @extschema@.reshard_object_name(s, 'log_seq', s.parent);
-    EXECUTE format('CREATE TABLE %1$I.%2$I (seq bigint NOT NULL, partition oid NOT NULL, op "char" NOT NULL, old_row %3$s, new_row %3$s)',
-                   schema_name, log_name,
-                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname)
-                    FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = target::regclass));
-    s.log := format('%I.%I', schema_name, log_name)::regclass;
-    EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, sequence_name);
-    s.log_sequence := format('%I.%I', schema_name, sequence_name)::regclass;
-    -- (the cutover drops the log; the undo, or the finish if it is left)
-    s := @extschema@.reshard_cleanup_record(s, 'table', format('%I.%I', schema_name, log_name), NULL, 'always');
-    s := @extschema@.reshard_cleanup_record(s, 'sequence', format('%I.%I', schema_name, sequence_name), NULL, 'always');
+    -- columns).
+    s := @extschema@.reshard_make_change_log(s, target::regclass);
     -- (what the schema's default privileges or an event trigger granted
     -- others revoked)
     PERFORM @extschema@.reshard_revoke_others(s);

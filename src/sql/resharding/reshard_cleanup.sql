@@ -13,7 +13,10 @@
 -- (src/resharding/cleanup.c, each drop by reshard_cleanup_drop as the
 -- table's owner): the undo (a failure, reshard_abort) drops every one;
 -- the finish drops those of policy 'always' and forgets the others (the
--- tables that took the old ones' places at the cutover).  Each drop is of
+-- tables that took the old ones' places at the cutover).  (A record of
+-- policy 'on_success' is of an object the call did not make, which its
+-- success removes and its failure keeps: the table of a partition that
+-- moved from a server, there.)  Each drop is of
 -- an object that still is the one recorded (here: the OID the name still
 -- names; on a server: the comment the move gave it, where it has one), and
 -- finds nothing to do when done again.  The rows follow their state row
@@ -32,7 +35,7 @@ CREATE TABLE reshard_state_cleanup (
     server text,                         -- the foreign server it is on (NULL: this database)
     marker text,                         -- there: dropped only while its comment is this
     policy text CONSTRAINT cleanup_policy_not_null NOT NULL
-        CONSTRAINT cleanup_policy CHECK (policy IN ('always', 'on_failure')),
+        CONSTRAINT cleanup_policy CHECK (policy IN ('always', 'on_failure', 'on_success')),
     CONSTRAINT cleanup_key PRIMARY KEY (parent, ordinal),
     CONSTRAINT cleanup_here_or_there CHECK (
         server IS NULL AND relation IS NOT NULL AND kind IN ('table', 'foreign table', 'sequence', 'view')
@@ -67,7 +70,7 @@ DECLARE
     relation oid;
 BEGIN
     IF kind IS NULL OR kind NOT IN ('table', 'foreign table', 'sequence', 'view', 'function', 'trigger')
-       OR policy IS NULL OR policy NOT IN ('always', 'on_failure') OR object IS NULL THEN
+       OR policy IS NULL OR policy NOT IN ('always', 'on_failure', 'on_success') OR object IS NULL THEN
         RAISE EXCEPTION 'cannot record % % of policy %', coalesce(kind, 'NULL'), coalesce(object, 'NULL'),
                         coalesce(policy, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';

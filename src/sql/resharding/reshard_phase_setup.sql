@@ -27,8 +27,6 @@ DECLARE
     target oid;
     b int;
     new_parent_name text;
-    log_name text;
-    sequence_name text;
     policy text;        -- of a table's record: gone at the finish, or only on failure
 BEGIN
     PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup']);
@@ -65,8 +63,6 @@ BEGIN
         s.shadows[b + 1] := target;
     END LOOP;
     new_parent_name := @extschema@.reshard_object_name(s, 'parent', s.parent);
-    log_name := @extschema@.reshard_object_name(s, 'log', s.parent);
-    sequence_name := @extschema@.reshard_object_name(s, 'log_seq', s.parent);
     EXECUTE (SELECT format('CREATE TABLE %I.%I (LIKE %s INCLUDING ALL) PARTITION BY %s%s%s',
                            schema_name, new_parent_name, s.parent::regclass, s.new_partition_by,
                            (SELECT ' USING ' || quote_ident(amname) FROM pg_am WHERE oid = c.relam),
@@ -76,18 +72,8 @@ BEGIN
              FROM pg_class c WHERE c.oid = s.parent);
     s.new_parent := format('%I.%I', schema_name, new_parent_name)::regclass;
     s := @extschema@.reshard_cleanup_record(s, 'table', format('%I.%I', schema_name, new_parent_name), NULL, 'on_failure');
-    -- (its rows of the new parent's row type, not the table's: a column's
-    -- type changed during the call is then the definition check's to name)
-    EXECUTE format('CREATE TABLE %I.%I (seq bigint NOT NULL, partition oid NOT NULL, op "char" NOT NULL, old_row %s, new_row %s)',
-                   schema_name, log_name,
-                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.new_parent),
-                   (SELECT format('%s.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t JOIN pg_class c ON c.reltype = t.oid WHERE c.oid = s.new_parent));
-    s.log := format('%I.%I', schema_name, log_name)::regclass;
-    EXECUTE format('CREATE SEQUENCE %I.%I', schema_name, sequence_name);
-    s.log_sequence := format('%I.%I', schema_name, sequence_name)::regclass;
-    -- (the cutover drops the log; the undo, or the finish if it is left)
-    s := @extschema@.reshard_cleanup_record(s, 'table', format('%I.%I', schema_name, log_name), NULL, 'always');
-    s := @extschema@.reshard_cleanup_record(s, 'sequence', format('%I.%I', schema_name, sequence_name), NULL, 'always');
+    -- (its rows of the new parent's row type, not the table's)
+    s := @extschema@.reshard_make_change_log(s, s.new_parent);
     -- (what the schema's default privileges or an event trigger granted
     -- others revoked)
     PERFORM @extschema@.reshard_revoke_others(s);

@@ -53,6 +53,12 @@
 -- cutover deletes and pours nothing on the shards.
 
 -- As the table's owner.  action:
+--   record   the objects above but the triggers recorded for the cleaner,
+--            before anything is made (after the plan: they commit with the
+--            state row, before the setup makes them), policy always; and a
+--            move's, before them, the table there that the partition
+--            leaves, policy on_success (its finish drops it, newest first:
+--            after what refers to it);
 --   create   the objects on the shards (above), the foreign tables on
 --            their hidden keys here, and removing, the foreign tables on
 --            their incoming rows, which replace the incoming tables of
@@ -70,8 +76,9 @@
 --   unpour   removing, the same: the incoming rows deleted (to undo);
 --   restore  the triggers dropped, each foreign partition pointed back at
 --            its table, the foreign tables here dropped (after clean, or
---            to undo; the engine holds ACCESS EXCLUSIVE on them);
---   drop     the objects on the shards dropped (after restore committed).
+--            to undo; the engine holds ACCESS EXCLUSIVE on them).
+-- The objects on the shards go by their records (src/resharding/cleanup.c),
+-- after restore.
 -- Each statement on a shard can be done again, so that an action cut short
 -- is done again; create starts from an empty list of hidden keys (one a
 -- create cut short left would hide rows that stay, and their deletion
@@ -94,6 +101,7 @@ DECLARE
     key_type text;
     hidden_rows bigint;
     untimed bigint;     -- (the rows of the untimed view read)
+    remote_view text;
     misplaced bigint;
     names text[];   -- the names of what is made for a foreign partition (reshard_object_name), by kind
     q text[];       -- the same, schema-qualified on its shard and quoted
@@ -144,6 +152,22 @@ BEGIN
                           'direct_writes', 'direct_truncate', 'untimed']) WITH ORDINALITY AS u(k, i);
         q := ARRAY(SELECT format('%s.%I', rs, x) FROM unnest(names) WITH ORDINALITY AS u(x, i) ORDER BY i);
         CASE action
+        WHEN 'record' THEN
+            -- (in the order made, after the table a move leaves there: the
+            -- cleaner drops them newest first, the views before the
+            -- functions and the table they use; not the triggers on the
+            -- shard's table, which restore drops: a drop of a trigger locks
+            -- its table, which this transaction's writes through
+            -- postgres_fdw may hold there)
+            IF s.operation = 'move' THEN
+                s := @extschema@.reshard_cleanup_record(s, 'table', remote, r.server, 'on_success');
+            END IF;
+            s := @extschema@.reshard_cleanup_record(s, 'table', q[1], r.server, 'always');
+            s := @extschema@.reshard_cleanup_record(s, 'function', q[3] || '()', r.server, 'always');
+            s := @extschema@.reshard_cleanup_record(s, 'function', q[4] || '()', r.server, 'always');
+            FOREACH remote_view IN ARRAY ARRAY[q[5], q[6], q[7], q[10]] LOOP
+                s := @extschema@.reshard_cleanup_record(s, 'view', remote_view, r.server, 'always');
+            END LOOP;
         WHEN 'create' THEN
             revoke_sql := @extschema@.reshard_remote_revoke(ARRAY[q[1], q[5], q[6], q[7], q[10]], ARRAY[q[3] || '()', q[4] || '()']);
             -- (%5$s .. %11$s: q[1] .. q[7]; %12$I: the index on the hidden keys)
@@ -314,18 +338,6 @@ BEGIN
                 EXECUTE format('DROP FOREIGN TABLE %s', r.hidden::regclass);
             END IF;
             s.hidden_keys[r.i] := NULL;
-        WHEN 'drop' THEN
-            -- (%8$s: a partition moved from the server, once it has moved:
-            -- its table there, with the triggers that refused direct writes)
-            EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
-                SET LOCAL lock_timeout = %9$L;
-                DROP VIEW IF EXISTS %6$s, %7$s, %5$s, %10$s;
-                %8$s
-                DROP FUNCTION IF EXISTS %3$s(), %4$s();
-                DROP TABLE IF EXISTS %1$s;
-                $remote$, q[1], q[2], q[3], q[4], q[5], q[6], q[7],
-                CASE WHEN s.operation = 'move' AND s.phase = 'finish' THEN format('DROP TABLE IF EXISTS %s;', remote) ELSE '' END,
-                lock_ms || 'ms', q[10]));
         ELSE
             RAISE EXCEPTION 'unknown action %', action;
         END CASE;
@@ -345,8 +357,6 @@ BEGIN
         END LOOP;
     ELSIF action = 'restore' THEN
         s.hidden_keys := NULL;
-    ELSIF action = 'drop' THEN
-        s.shard_options := NULL;
     END IF;
     RETURN s;
 END
