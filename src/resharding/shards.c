@@ -92,8 +92,6 @@ snapshot_foreign_partitions(engine *e, List *partitions)
 	table_owner_leave(&owner);
 	foreach(cell, locked)
 		UnlockRelationOid(lfirst_oid(cell), ShareLock);
-	/* (what follows reads them for long: without the servers' timeouts) */
-	shard_views(e, "untime");
 }
 
 /*

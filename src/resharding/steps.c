@@ -131,6 +131,8 @@ unit_copy(engine *e)
 			break;
 		}
 	snapshot_foreign_partitions(e, foreign_tables(sources));
+	/* (the copy reads and writes the shards for long: without their timeouts) */
+	shard_views(e, "untime");
 	/* none left: the shadows are full, their indexes built */
 	if (sources == NIL)
 		index_shadows(e);
@@ -257,6 +259,7 @@ bool
 step_verify(engine *e)
 {
 	snapshot_foreign_partitions(e, foreign_tables(state_oids(e, STATE_SOURCES)));
+	shard_views(e, "untime");
 	apply_log(e, PG_INT64_MAX, DT_NOEND);
 	run_routine(e, phase_routine(e->operation, PHASE_VERIFY), 0, 0, 0);
 	return true;

@@ -11,7 +11,8 @@
 #	  its search_path does run it: the trap works);
 #	- the server's database has idle_in_transaction_session_timeout 100 ms
 #	  and statement_timeout 200 ms (lock_timeout 10 ms): partitions moved to
-#	  it and back succeed;
+#	  it and back succeed, and so do a removal and an addition with
+#	  shard_views of a table there;
 #	- a table of a schema whose name needs quoting ("Up Per") moved to the
 #	  server and back.
 #	Each time, the table holds what it held, and nothing of the engine is
@@ -135,6 +136,16 @@ for my $call ("CALL partition_move('items_0', 'a')", "CALL partition_move('items
 }
 is(on($coordinator, $same) . ' ' . on($coordinator, "SELECT count(*) FROM partition_placement WHERE server IS NOT NULL AND partition::text LIKE 'items\\_%'"),
 	'0 0', "short timeouts of server a's database: the table holds what it held, every partition here");
+# (and a resharding with shard_views: rows enter the shard there, then leave it)
+for my $call ("CALL reshard_remove_partition('sharded', 'sharded_1', shard_views => true)",
+	"CALL reshard_add_partition('sharded', 'sharded_1', shard_views => true)")
+{
+	my $err = result_or_error($coordinator, 'postgres', $call);
+	unlike($err, qr/ERROR/, "short timeouts of server a's database: $call") or diag($err);
+}
+is(on($coordinator, "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || sum(id) FROM sharded")
+	  . ' ' . on($coordinator, "SELECT count(*) > 0 FROM ONLY sharded_1"),
+	'2000 2000 2001000 t', "short timeouts of server a's database: the sharded table holds what it held");
 on($server, "ALTER DATABASE postgres RESET ALL");
 
 # A schema whose name needs quoting, here and on server a.

@@ -56,9 +56,8 @@
 --   record   the objects above but the triggers recorded for the cleaner,
 --            before anything is made (after the plan: they commit with the
 --            state row, before the setup makes them), policy always; and a
---            move's, before them, the table there that the partition
---            leaves, policy on_success (its finish drops it, newest first:
---            after what refers to it);
+--            move's table there that the partition leaves, policy
+--            on_success (its finish drops it, with its triggers);
 --   create   the objects on the shards (above), the foreign tables on
 --            their hidden keys here, and removing, the foreign tables on
 --            their incoming rows, which replace the incoming tables of
@@ -70,13 +69,14 @@
 --            removing, no row of another bucket in a shard rows enter;
 --   untime   the rest of this transaction on the shards without their
 --            timeouts (the copy's and the verification's, after their
---            snapshots: the copy, on the shard it reads next only);
+--            snapshots: the copy, on the shard it reads next, and
+--            removing, on those the removed partition's rows enter);
 --   clean    adding, the hidden rows deleted on the shards, in batches of
 --            transactions of their own there (after the cutover);
 --   unpour   removing, the same: the incoming rows deleted (to undo);
 --   restore  the triggers dropped, each foreign partition pointed back at
---            its table, the foreign tables here dropped (after clean, or
---            to undo; the engine holds ACCESS EXCLUSIVE on them).
+--            its table (after clean, or to undo; the engine holds ACCESS
+--            EXCLUSIVE on them).
 -- The objects on the shards go by their records (src/resharding/cleanup.c),
 -- after restore.
 -- Each statement on a shard can be done again, so that an action cut short
@@ -101,6 +101,7 @@ DECLARE
     key_type text;
     hidden_rows bigint;
     untimed bigint;     -- (the rows of the untimed view read)
+    next_source int;    -- (the index of the source the copy copies next, as the engine finds it)
     remote_view text;
     misplaced bigint;
     names text[];   -- the names of what is made for a foreign partition (reshard_object_name), by kind
@@ -116,9 +117,11 @@ BEGIN
     END IF;
     SELECT n.nspname INTO STRICT schema_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.oid = s.parent;
+    next_source := (SELECT min(x.i) FROM unnest(s.sources) WITH ORDINALITY AS x(source, i)
+                    WHERE x.i > s.sources_copied AND x.source IS NOT NULL);
     -- The foreign partitions of the old layout: their index in s.sources,
-    -- the server, the shard's table (schema, name), its key column, the
-    -- foreign table here on the hidden keys, and whether rows enter it.
+    -- the server, the shard's table (schema, name), its key column, and
+    -- whether rows enter it.
     FOR r IN SELECT u.i::int AS i, u.source, v.srvname AS server,
                     coalesce((SELECT substr(x, 13) FROM unnest(u.options::text[]) AS x WHERE x LIKE 'schema\_name=%'),
                              n.nspname) AS remote_schema,
@@ -126,7 +129,6 @@ BEGIN
                              c.relname) AS remote_table,
                     coalesce((SELECT substr(x, 13) FROM unnest(a.attfdwoptions) AS x WHERE x LIKE 'column\_name=%'),
                              a.attname) AS remote_key,
-                    s.hidden_keys[u.i] AS hidden,
                     s.operation = 'remove' AND u.source <> s.partition AS receives
              FROM unnest(s.sources, s.shard_options) WITH ORDINALITY AS u(source, options, i)
              JOIN pg_class c ON c.oid = u.source
@@ -135,10 +137,10 @@ BEGIN
              JOIN pg_foreign_server v ON v.oid = f.ftserver
              JOIN pg_attribute a ON a.attrelid = u.source AND quote_ident(a.attname) = s.key AND NOT a.attisdropped
              WHERE u.options IS NOT NULL
-               -- (untime in the copy: the source it copies next, as the engine finds it)
-               AND (action <> 'untime' OR s.phase <> 'copy'
-                    OR u.i = (SELECT min(x.i) FROM unnest(s.sources) WITH ORDINALITY AS x(source, i)
-                              WHERE x.i > s.sources_copied AND x.source IS NOT NULL))
+               -- (untime in the copy: the shard it reads, and removing, those
+               -- the removed partition's rows enter when it copies them)
+               AND (action <> 'untime' OR s.phase <> 'copy' OR u.i = next_source
+                    OR s.operation = 'remove' AND u.source <> s.partition AND s.sources[next_source] = s.partition)
              ORDER BY u.i LOOP
         rs := quote_ident(r.remote_schema);
         o := r.source::text;
@@ -153,18 +155,18 @@ BEGIN
         q := ARRAY(SELECT format('%s.%I', rs, x) FROM unnest(names) WITH ORDINALITY AS u(x, i) ORDER BY i);
         CASE action
         WHEN 'record' THEN
-            -- (in the order made, after the table a move leaves there: the
-            -- cleaner drops them newest first, the views before the
-            -- functions and the table they use; not the triggers on the
-            -- shard's table, which restore drops: a drop of a trigger locks
-            -- its table, which this transaction's writes through
+            -- (in the order made: the cleaner drops them newest first, the
+            -- views before the functions and the tables they use.  A move's
+            -- table there goes with its triggers before their function;
+            -- the triggers themselves are restore's: a drop of a trigger
+            -- locks its table, which this transaction's writes through
             -- postgres_fdw may hold there)
-            IF s.operation = 'move' THEN
-                s := @extschema@.reshard_cleanup_record(s, 'table', remote, r.server, 'on_success');
-            END IF;
             s := @extschema@.reshard_cleanup_record(s, 'table', q[1], r.server, 'always');
             s := @extschema@.reshard_cleanup_record(s, 'function', q[3] || '()', r.server, 'always');
             s := @extschema@.reshard_cleanup_record(s, 'function', q[4] || '()', r.server, 'always');
+            IF s.operation = 'move' THEN
+                s := @extschema@.reshard_cleanup_record(s, 'table', remote, r.server, 'on_success');
+            END IF;
             FOREACH remote_view IN ARRAY ARRAY[q[5], q[6], q[7], q[10]] LOOP
                 s := @extschema@.reshard_cleanup_record(s, 'view', remote_view, r.server, 'always');
             END LOOP;
@@ -250,6 +252,7 @@ BEGIN
             EXECUTE format('CREATE FOREIGN TABLE %I.%I (key %s) SERVER %I OPTIONS (schema_name %L, table_name %L, batch_size %L)',
                            schema_name, names[1], key_type, r.server, r.remote_schema, names[1], '1000');
             s.hidden_keys[r.i] := format('%I.%I', schema_name, names[1])::regclass;
+            s := @extschema@.reshard_cleanup_record(s, 'foreign table', format('%I.%I', schema_name, names[1]), NULL, 'always');
             -- Removing, the rows that enter a foreign partition that stays
             -- are written into its shard's table, hidden, not into a table here.
             IF r.receives THEN
@@ -334,9 +337,7 @@ BEGIN
                                CASE WHEN EXISTS (SELECT FROM unnest(original) AS x WHERE x LIKE 'table\_name=%')
                                     THEN format('SET table_name %L', r.remote_table) ELSE 'DROP table_name' END);
             END IF;
-            IF r.hidden IS NOT NULL AND EXISTS (SELECT FROM pg_class WHERE oid = r.hidden) THEN
-                EXECUTE format('DROP FOREIGN TABLE %s', r.hidden::regclass);
-            END IF;
+            -- (the foreign table on its hidden keys, no longer written, goes by its record)
             s.hidden_keys[r.i] := NULL;
         ELSE
             RAISE EXCEPTION 'unknown action %', action;
