@@ -6,7 +6,8 @@
 #	  role, mallory, whose functions, aggregate and operators there shadow
 #	  pg_catalog's (quote_ident, count, =) and record each call: partitions
 #	  moved to the server and back, a move from the server alone, and a
-#	  resharding with shard_views of a table on that server succeed, and
+#	  resharding with shard_views of a table on that server (a bucket
+#	  added, then removed) succeed, and
 #	  none of mallory's code ran (a session of the owner's that does not set
 #	  its search_path does run it: the trap works);
 #	- the server's database has idle_in_transaction_session_timeout 100 ms
@@ -14,7 +15,8 @@
 #	  it and back succeed, and so do a removal and an addition with
 #	  shard_views of a table there;
 #	- a table of a schema whose name needs quoting ("Up Per") moved to the
-#	  server and back.
+#	  server and back, and resharded (a bucket removed, then added) with
+#	  shard_views while its other partition is on the server.
 #	Each time, the table holds what it held, and nothing of the engine is
 #	left on either server.
 #
@@ -118,7 +120,13 @@ unlike($err, qr/ERROR/, "mallory's search_path on server a: reshard_add_partitio
 is(on($coordinator, "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || sum(id) FROM sharded")
 	  . ' ' . on($coordinator, "SELECT count(*) > 0 FROM ONLY sharded_1"),
 	'2000 2000 2001000 t', "mallory's search_path on server a: the sharded table holds what it held, some rows moved here");
-is(on_a($calls), 'none', "mallory's search_path on server a: none of mallory's code ran in the resharding");
+# (and removed again: the rows enter the shard there)
+$err = result_or_error($coordinator, 'postgres', "CALL reshard_remove_partition('sharded', 'sharded_1', shard_views => true)");
+unlike($err, qr/ERROR/, "mallory's search_path on server a: reshard_remove_partition with shard_views") or diag($err);
+is(on($coordinator, "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || sum(id) FROM sharded")
+	  . ' ' . on_a("SELECT count(*) FROM sharded"),
+	'2000 2000 2001000 2000', "mallory's search_path on server a: the sharded table holds what it held, every row there");
+is(on_a($calls), 'none', "mallory's search_path on server a: none of mallory's code ran in the reshardings");
 is(on($coordinator, $ENGINE_LEFTOVERS) . ' ' . on_a($ENGINE_LEFTOVERS), 'none none',
 	"mallory's search_path on server a: nothing of the engine left here or there");
 on($server, "ALTER ROLE $owner IN DATABASE postgres RESET search_path");
@@ -136,16 +144,16 @@ for my $call ("CALL partition_move('items_0', 'a')", "CALL partition_move('items
 }
 is(on($coordinator, $same) . ' ' . on($coordinator, "SELECT count(*) FROM partition_placement WHERE server IS NOT NULL AND partition::text LIKE 'items\\_%'"),
 	'0 0', "short timeouts of server a's database: the table holds what it held, every partition here");
-# (and a resharding with shard_views: rows enter the shard there, then leave it)
-for my $call ("CALL reshard_remove_partition('sharded', 'sharded_1', shard_views => true)",
-	"CALL reshard_add_partition('sharded', 'sharded_1', shard_views => true)")
+# (and a resharding with shard_views: rows leave the shard there, then enter it)
+for my $call ("CALL reshard_add_partition('sharded', 'sharded_1', shard_views => true)",
+	"CALL reshard_remove_partition('sharded', 'sharded_1', shard_views => true)")
 {
 	my $err = result_or_error($coordinator, 'postgres', $call);
 	unlike($err, qr/ERROR/, "short timeouts of server a's database: $call") or diag($err);
 }
 is(on($coordinator, "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || sum(id) FROM sharded")
-	  . ' ' . on($coordinator, "SELECT count(*) > 0 FROM ONLY sharded_1"),
-	'2000 2000 2001000 t', "short timeouts of server a's database: the sharded table holds what it held");
+	  . ' ' . on_a("SELECT count(*) FROM sharded"),
+	'2000 2000 2001000 2000', "short timeouts of server a's database: the sharded table holds what it held");
 on($server, "ALTER DATABASE postgres RESET ALL");
 
 # A schema whose name needs quoting, here and on server a.
@@ -166,6 +174,19 @@ for my $target ("'a'", 'NULL')
 		'3000 4501500 ' . ($target eq 'NULL' ? 'here' : 'a'),
 		"a schema whose name needs quoting: the table holds what it held after the move to $target");
 }
+# (and resharded with shard_views while its other partition is on server a:
+# rows enter its shard there, then leave it)
+for my $call ("CALL partition_move('\"Up Per\".\"Some Items 0\"', 'a')",
+	"CALL reshard_remove_partition('\"Up Per\".\"Some Items\"', '\"Up Per\".\"Some Items 1\"', shard_views => true)",
+	"CALL reshard_add_partition('\"Up Per\".\"Some Items\"', '\"Up Per\".\"Some Items 1\"', shard_views => true)",
+	"CALL partition_move('\"Up Per\".\"Some Items 0\"', NULL)")
+{
+	my $err = result_or_error($coordinator, 'postgres', $call);
+	unlike($err, qr/ERROR/, "a schema whose name needs quoting: $call") or diag($err);
+}
+is(on($coordinator, "SELECT count(*) || ' ' || sum(id) FROM \"Up Per\".\"Some Items\"")
+	  . ' ' . on($coordinator, "SELECT count(*) FROM partition_placement WHERE server IS NOT NULL AND partition::text LIKE '\"Up Per\".%'"),
+	'3000 4501500 0', 'a schema whose name needs quoting: the table holds what it held after the reshardings, every partition here');
 is(on($coordinator, $ENGINE_LEFTOVERS) . ' ' . on_a($ENGINE_LEFTOVERS), 'none none',
 	'nothing of the engine left here or there');
 
