@@ -71,7 +71,9 @@ SELECT pg_temp.differences() AS differences;
 -- Removing a bucket, to its end: at the cutover the records follow the
 -- state row to the new parent, those of the shadows and the new parent
 -- name other tables now (renamed into the old ones' places), the log is
--- gone; after the finish, no record is left, and nothing of the engine's.
+-- gone, and the old parent, renamed away, is recorded (policy on_success:
+-- the finish drops it); after the finish, no record is left, and nothing
+-- of the engine's.
 CALL reshard_begin('engine_phase.ep', 'remove', 'engine_phase.ep_2');
 CALL pg_temp.step_to('finish');
 SELECT * FROM pg_temp.records();

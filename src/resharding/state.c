@@ -389,6 +389,12 @@ save_state(engine *e)
 	record_made(e);
 	(void) state_query(e, psprintf("UPDATE %%1$s.reshard_state AS t SET (%s) = ROW(($1).*) WHERE t.parent = $2",
 								   state_column_list()));
+	/*
+	 * (and so do the records where the foreign key's cascade does not fire:
+	 * under session_replication_role = replica)
+	 */
+	(void) state_table_query(e, "UPDATE %1$s.reshard_state_cleanup AS c SET parent = ($1).parent"
+							 " WHERE c.parent = $2 AND ($1).parent <> $2", (Datum) 0, true);
 }
 
 /* Writes the state row of a new resharding (after its plan). */
@@ -414,11 +420,20 @@ insert_state(engine *e)
 void
 delete_states(engine *e, bool this_table, bool of_dropped_tables)
 {
+	/* (the records first: the foreign key's cascade does not fire under session_replication_role = replica) */
 	if (this_table)
+	{
+		(void) state_table_query(e, "DELETE FROM %1$s.reshard_state_cleanup WHERE parent = $2", (Datum) 0, true);
 		(void) state_query(e, "DELETE FROM %1$s.reshard_state WHERE parent = $2");
+	}
 	if (of_dropped_tables)
+	{
+		(void) state_table_query(e, "DELETE FROM %1$s.reshard_state_cleanup AS r"
+								 " WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = r.parent)",
+								 (Datum) 0, true);
 		(void) state_query(e, "DELETE FROM %1$s.reshard_state AS s"
 						   " WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = s.parent)");
+	}
 	e->has_state = false;
 }
 

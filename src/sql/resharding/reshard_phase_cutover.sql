@@ -129,7 +129,9 @@ BEGIN
                                         JOIN pg_class c ON c.oid = u.rel WHERE c.relkind = 'f');
     -- The old parent and its old local partitions are renamed away (with
     -- their indexes and statistics objects, whose names the takeover gives
-    -- to the new ones) and dropped by reshard_phase_finish after the commit:
+    -- to the new ones) and dropped by the finish after the commit (the old
+    -- parent recorded, policy on_success: the cleaner drops it, and its
+    -- partitions with it):
     -- dropping them here took most of the time under the lock (and of the
     -- commit: their files).  No write reaches them: the parent's name is
     -- the new parent's.  With foreign keys of its own (their triggers on
@@ -137,7 +139,8 @@ BEGIN
     -- partition left to drop, dropped here.
     IF replaced <> '{}' AND own_foreign_keys IS NULL THEN
         FOR r IN SELECT CASE WHEN k = 's' THEN 'STATISTICS' WHEN k IN ('i', 'I') THEN 'INDEX' ELSE 'TABLE' END AS kind,
-                        object_name, 'reshard_old_' || object_oid || CASE WHEN taken THEN '_' || md5(random()::text) ELSE '' END AS new_name
+                        object_name, object_oid,
+                        'reshard_old_' || object_oid || CASE WHEN taken THEN '_' || md5(random()::text) ELSE '' END AS new_name
                  FROM (SELECT c.relkind::text, c.oid::regclass::text, c.oid,
                               EXISTS (SELECT FROM pg_class t WHERE t.relnamespace = c.relnamespace
                                       AND t.relname = 'reshard_old_' || c.oid)
@@ -151,6 +154,12 @@ BEGIN
                        FROM pg_statistic_ext x WHERE x.stxrelid = ANY (s.parent || replaced)) AS o(k, object_name, object_oid, taken)
                  ORDER BY object_oid LOOP
             EXECUTE format('ALTER %s %s RENAME TO %I', r.kind, r.object_name, r.new_name);
+            IF r.kind = 'TABLE' AND r.object_oid = s.parent THEN
+                s := @extschema@.reshard_cleanup_record(s, 'table', format('%I.%I', (SELECT n.nspname FROM pg_class c
+                                                                                    JOIN pg_namespace n ON n.oid = c.relnamespace
+                                                                                    WHERE c.oid = s.parent), r.new_name),
+                                                        NULL, 'on_success');
+            END IF;
         END LOOP;
     ELSE
         EXECUTE format('DROP TABLE %s', s.parent::regclass);

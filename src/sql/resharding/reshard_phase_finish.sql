@@ -14,11 +14,9 @@
 -- the others), and, after an addition, warns of rows on a foreign
 -- partition that belong to the new one: written directly on the shard's
 -- server during the resharding, not through the table, the engine did not
--- see them (reshard_check lists them).  It also drops the old parent with
--- the old local partitions, which the cutover renamed away (reshard_old_
--- and their OID) instead of dropping them under its lock: still a
--- partitioned table of the old partitions (ACCESS EXCLUSIVE on them; no
--- write of the table's reaches them).
+-- see them (reshard_check lists them).  (Then the engine's cleaner drops
+-- the old parent with the old local partitions, which the cutover renamed
+-- away instead of dropping them under its lock, and recorded.)
 CREATE FUNCTION reshard_phase_finish(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -43,10 +41,6 @@ BEGIN
         EXECUTE statement;
     END LOOP;
     s.foreign_keys := NULL;
-    FOR r IN SELECT DISTINCT i.inhparent FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent
-             WHERE i.inhrelid = ANY (s.sources) AND i.inhparent <> s.parent AND starts_with(c.relname, 'reshard_old_' || c.oid) LOOP
-        EXECUTE format('DROP TABLE %s', r.inhparent::regclass);
-    END LOOP;
     IF s.operation = 'remove' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('TRUNCATE %s', s.partition::regclass);
     END IF;
