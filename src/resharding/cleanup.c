@@ -9,10 +9,11 @@
  * the one that makes it.  The cleaner walks them, newest first, for every
  * operation alike: the undo drops those of policy 'always' and
  * 'on_failure', the finish those of policy 'always' and 'on_success' (what
- * the call's success removes: a moved partition's table on the server it
- * left), and each forgets the others (the tables that took the old ones'
- * places; what the failure keeps).  Each drop (reshard_cleanup_drop, as the table's owner) is of
- * an object that is still the one recorded, and does nothing if it is gone;
+ * the call's success removes: the old parent a cutover renamed away, a
+ * moved partition's table on the server it left), and each forgets the
+ * others (the tables that took the old ones' places; what the failure
+ * keeps).  Each drop (reshard_cleanup_drop, as the table's owner) is of an
+ * object that is still the one recorded, and does nothing if it is gone;
  * its record is deleted in the transaction of the drop here.  A walk cut
  * short, done again, goes on where it stopped.
  */
