@@ -46,7 +46,7 @@ TRUNCATE engine_phase.ep_0;
 SELECT routine IS NULL AS no_routine FROM reshard_phases() WHERE phase = 'capture';
 -- The shard views routine, which it calls with shard_views (found by its
 -- arguments), refuses a NULL state and a state of a phase it is not called in.
-SELECT * FROM pg_temp.refusals(pg_temp.routine_taking('reshard_state, text, integer'), 'catch up', 'cutover');
+SELECT * FROM pg_temp.refusals(pg_temp.routine_taking('reshard_state, text, integer'), 'done');
 
 CALL reshard_abort('engine_phase.ep');
 CALL pg_temp.engine_phase_drop();

@@ -188,6 +188,8 @@ step_copy(engine *e)
 static bool
 unit_apply_round(engine *e)
 {
+	/* (with shard_views it writes to the shards: without their timeouts) */
+	shard_views(e, "untime");
 	apply_log(e, CATCH_UP_ROUND, DT_NOEND);
 	return true;
 }
@@ -330,14 +332,18 @@ unit_finish(engine *e)
 		(void) stop_triggers(e, state_oid(e, STATE_PARTITION));
 		table_owner_leave(&owner);
 	}
-	run_routine(e, phase_routine(e->operation, PHASE_FINISH), 0, 0, 0);
 	/*
-	 * what the call made and no longer needs dropped (with shard_views, the
-	 * shards' objects: restored before), and a moved partition's table on
-	 * the server it left; the rest forgotten
+	 * What the call made and no longer needs dropped (with shard_views, the
+	 * shards' objects: restored before), the old parent a resharding renamed
+	 * away, and a moved partition's table on the server it left; the rest
+	 * forgotten.  Before the routine: what it reads on the shards through
+	 * postgres_fdw (after an addition) would otherwise keep a transaction
+	 * open there while the drops go through dblink, which a server's
+	 * idle_in_transaction_session_timeout ends.
 	 */
 	if (last)
 		cleanup_walk(e, false);
+	run_routine(e, phase_routine(e->operation, PHASE_FINISH), 0, 0, 0);
 	return last;
 }
 

@@ -2,15 +2,15 @@
 --	move_phase_finish: what follows a move's cutover (internal)
 
 -- As the table's owner, after the cutover committed: the partition the
--- move left dropped here (a table, or a foreign table: the engine dropped
--- its table on the server it left first, with the objects that refused
--- direct writes to it, reshard_shard_views), and a table it went to on a
+-- move left dropped here (a table, or a foreign table: the engine's
+-- cleaner dropped its table on the server it left first, with the objects
+-- that refused direct writes to it, by their records), and a table it went to on a
 -- server given the partition's comment instead of the move's, waiting for
 -- its lock at most as long as the engine waits for its own, whatever the
 -- owner's settings there say of read-only sessions and statement timeouts.
--- The engine then drops what the move made and no longer needs (there: the
--- view of its copy's count and sum, what refused direct writes; here: the
--- change log if left) by their records (reshard_state_cleanup).
+-- (The cleaner, before, dropped what the move made and no longer needs:
+-- there, the view of its copy's count and sum, what refused direct writes;
+-- here, the change log if left: reshard_state_cleanup.)
 CREATE FUNCTION move_phase_finish(s reshard_state) RETURNS reshard_state
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp

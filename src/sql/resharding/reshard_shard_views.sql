@@ -70,7 +70,9 @@
 --   untime   the rest of this transaction on the shards without their
 --            timeouts (the copy's and the verification's, after their
 --            snapshots: the copy, on the shard it reads next, and
---            removing, on those the removed partition's rows enter);
+--            removing, on those the removed partition's rows enter; a
+--            round of the catch-up's, also those before a cutover
+--            attempt);
 --   clean    adding, the hidden rows deleted on the shards, in batches of
 --            transactions of their own there (after the cutover);
 --   unpour   removing, the same: the incoming rows deleted (to undo);
@@ -109,7 +111,7 @@ DECLARE
     revoke_sql text;    -- (reshard_remote_revoke)
     g record;
 BEGIN
-    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup', 'capture', 'copy', 'verify', 'finish', 'undo']);
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup', 'capture', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'undo']);
     SELECT quote_ident(n.nspname) INTO dblink FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
     WHERE x.extname = 'dblink';
     IF dblink IS NULL THEN
@@ -297,14 +299,19 @@ BEGIN
         WHEN 'untime' THEN
             -- (through a foreign table here, for this transaction:
             -- postgres_fdw reads the shard over the same connection, in the
-            -- same remote transaction)
-            EXECUTE format('CREATE FOREIGN TABLE %I.%I (untimed int) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                           schema_name, names[10], r.server, r.remote_schema, names[10]);
-            EXECUTE format('SELECT count(*) FROM %I.%I', schema_name, names[10]) INTO untimed;
+            -- same remote transaction; a view the cleaner dropped already
+            -- leaves the timeouts on)
+            BEGIN
+                EXECUTE format('CREATE FOREIGN TABLE %I.%I (untimed int) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                               schema_name, names[10], r.server, r.remote_schema, names[10]);
+                EXECUTE format('SELECT count(*) FROM %I.%I', schema_name, names[10]) INTO untimed;
+                EXECUTE format('DROP FOREIGN TABLE %I.%I', schema_name, names[10]);
+            EXCEPTION WHEN undefined_table THEN
+                untimed := 1;
+            END;
             IF untimed <> 1 THEN
                 RAISE EXCEPTION 'could not turn the timeouts of server % off', r.server;
             END IF;
-            EXECUTE format('DROP FOREIGN TABLE %I.%I', schema_name, names[10]);
         WHEN 'clean', 'unpour' THEN
             CONTINUE WHEN r.receives <> (action = 'unpour') OR s.operation = 'remove' AND r.source = s.partition;
             LOOP
