@@ -27,8 +27,8 @@
 --   - s.reshard_untimed_o: a view whose row turns the timeouts of the
 --     owner's role or database there off for the rest of the transaction
 --     (reshard_remote_untimed), the owner's only: the engine reads it
---     through postgres_fdw after the snapshot of its copy or verification
---     there, before it reads t through postgres_fdw for long;
+--     through postgres_fdw early in its transactions that read or write
+--     there for long (action untime, below);
 --   - triggers reshard_direct_writes_o and reshard_direct_truncate_o on t,
 --     which call reshard_refuse_direct_o().  From the copy on, the rows of
 --     t change only through this server (whose writes the engine logs), so
