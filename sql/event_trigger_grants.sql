@@ -8,42 +8,11 @@
 -- event trigger on the engine's own objects while a call runs:
 -- reshard_privileges.)
 \i test/engine_move_helpers.sql
--- The trigger, here and there; each call records the tables it granted.
-CREATE TABLE public.etg_granted (relation text);
-GRANT INSERT ON public.etg_granted TO PUBLIC;
-CREATE FUNCTION public.etg_grant_all() RETURNS event_trigger LANGUAGE plpgsql AS $$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN SELECT * FROM pg_event_trigger_ddl_commands()
-             WHERE object_type IN ('table', 'foreign table', 'view') LOOP
-        EXECUTE format('GRANT ALL ON %s TO PUBLIC', r.object_identity);
-        INSERT INTO public.etg_granted VALUES (r.object_identity);
-    END LOOP;
-END
-$$;
-CREATE EVENT TRIGGER etg_grant_all ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'COMMENT', 'CREATE INDEX', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE',
-                 'CREATE VIEW')
-    EXECUTE FUNCTION public.etg_grant_all();
-SELECT dblink_exec('engine_move_server', $remote$
-    CREATE TABLE public.etg_granted (relation text);
-    GRANT INSERT ON public.etg_granted TO PUBLIC;
-    CREATE FUNCTION public.etg_grant_all() RETURNS event_trigger LANGUAGE plpgsql AS $$
-    DECLARE
-        r record;
-    BEGIN
-        FOR r IN SELECT * FROM pg_event_trigger_ddl_commands()
-                 WHERE object_type IN ('table', 'foreign table', 'view') LOOP
-            EXECUTE format('GRANT ALL ON %s TO PUBLIC', r.object_identity);
-            INSERT INTO public.etg_granted VALUES (r.object_identity);
-        END LOOP;
-    END
-    $$;
-    CREATE EVENT TRIGGER etg_grant_all ON ddl_command_end
-        WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'COMMENT', 'CREATE INDEX', 'CREATE FOREIGN TABLE',
-                     'ALTER FOREIGN TABLE', 'CREATE VIEW')
-        EXECUTE FUNCTION public.etg_grant_all()$remote$) AS server_trigger;
+-- The trigger, here and there (the same statements); each call records
+-- the tables it granted.
+\set etg_setup 'CREATE TABLE public.etg_granted (relation text); GRANT INSERT ON public.etg_granted TO PUBLIC; CREATE FUNCTION public.etg_grant_all() RETURNS event_trigger LANGUAGE plpgsql AS $$ DECLARE r record; BEGIN FOR r IN SELECT * FROM pg_event_trigger_ddl_commands() WHERE object_type IN (''table'', ''foreign table'', ''view'') LOOP EXECUTE format(''GRANT ALL ON %s TO PUBLIC'', r.object_identity); INSERT INTO public.etg_granted VALUES (r.object_identity); END LOOP; END $$; CREATE EVENT TRIGGER etg_grant_all ON ddl_command_end WHEN TAG IN (''CREATE TABLE'', ''ALTER TABLE'', ''COMMENT'', ''CREATE INDEX'', ''CREATE FOREIGN TABLE'', ''ALTER FOREIGN TABLE'', ''CREATE VIEW'') EXECUTE FUNCTION public.etg_grant_all()'
+:etg_setup;
+SELECT dblink_exec('engine_move_server', :'etg_setup') AS server_trigger;
 -- The relations of the table here on which PUBLIC has a privilege (none: the helper
 -- grants engine_move_reader only), and those of the schema there.
 CREATE FUNCTION pg_temp.public_here() RETURNS text LANGUAGE sql AS $$
