@@ -16,6 +16,7 @@ OBJS = \
 	src/resharding/driver.o \
 	src/resharding/tables.o \
 	src/resharding/state.o \
+	src/resharding/claims.o \
 	src/resharding/cleanup.o \
 	src/resharding/xact.o \
 	src/resharding/steps.o \

@@ -11,18 +11,21 @@
 \i test/engine_phase_helpers.sql
 
 -- The records of ep's resharding: the object (its schema left out, names
--- normalized), whether its name still names the OID recorded, where, and
--- the policy.
-CREATE FUNCTION pg_temp.records(OUT ordinal int, OUT kind text, OUT object text, OUT same_oid boolean, OUT server text,
-                                OUT policy text) RETURNS SETOF record LANGUAGE sql AS $$
+-- normalized) and, of a constraint or trigger, its name, whether the
+-- object's name still names the OID recorded, where, and the policy.
+CREATE FUNCTION pg_temp.records(OUT ordinal int, OUT kind text, OUT object text, OUT member text, OUT same_oid boolean,
+                                OUT server text, OUT policy text) RETURNS SETOF record LANGUAGE sql AS $$
     SELECT c.ordinal, c.kind, pg_temp.normalized(regexp_replace(c.object, '^engine_phase\.', '')),
-           to_regclass(c.object) IS NOT DISTINCT FROM c.relation, c.server, c.policy
+           pg_temp.normalized(c.member), to_regclass(c.object) IS NOT DISTINCT FROM c.relation, c.server, c.policy
     FROM reshard_state_cleanup c JOIN reshard_state s ON s.parent = c.parent
     WHERE s.parent_name = 'engine_phase.ep' ORDER BY c.ordinal
 $$;
 
 -- Adding a bucket: nothing recorded by the plan (nothing is made on a
--- server); the setup's tables and sequence, once it is done.
+-- server); the setup's tables and sequence, and the guard on the new
+-- partition (a table of the user's), once it is done.  (The new partition
+-- without its primary key: the engine makes an index on its key.)
+ALTER TABLE engine_phase.ep_3 DROP CONSTRAINT ep_3_pkey;
 CALL reshard_begin('engine_phase.ep', 'add', 'engine_phase.ep_3');
 SELECT phase FROM pg_temp.state();
 SELECT * FROM pg_temp.records();
@@ -58,9 +61,17 @@ DROP ROLE regress_cleanup_writer;
 SELECT pg_temp.sqlstate_of($$SELECT reshard_cleanup_record(pg_temp.state(), 'schema', 'engine_phase', NULL, 'always')$$) AS unknown_kind;
 SELECT pg_temp.sqlstate_of($$SELECT reshard_cleanup_record(pg_temp.state(), 'table', 'engine_phase.ep', NULL, 'sometimes')$$) AS unknown_policy;
 SELECT pg_temp.sqlstate_of($$SELECT reshard_cleanup_record(pg_temp.state(), 'table', 'engine_phase.nothing', NULL, 'always')$$) AS missing;
+SELECT pg_temp.sqlstate_of($$SELECT reshard_cleanup_record(pg_temp.state(), 'trigger', 'engine_phase.ep', NULL, 'always')$$) AS trigger_without_name,
+       pg_temp.sqlstate_of($$SELECT reshard_cleanup_record(pg_temp.state(), 'table', 'engine_phase.ep', NULL, 'always', NULL, 'x')$$) AS table_with_member;
 
--- Undone in phase copy: what the records name dropped, the records gone.
-CALL pg_temp.step_to('copy');
+-- What is made on the new partition, a table of the user's, is recorded
+-- too: the capture triggers on the old partitions (capture), the index on
+-- the key of the new partition (once copied), and its CHECK (verified).
+CALL pg_temp.step_to('cutover');
+SELECT * FROM pg_temp.records() WHERE ordinal > 8;
+
+-- Undone before its cutover: what the records name dropped (on the new
+-- partition too), the records gone.
 SELECT pg_temp.write_both() > 0 AS written;
 CALL reshard_abort('engine_phase.ep');
 SELECT phase FROM pg_temp.state();

@@ -25,6 +25,7 @@
 #include "commands/trigger.h"
 #include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
+#include "storage/lmgr.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -327,8 +328,8 @@ reshard_guard(PG_FUNCTION_ARGS)
 	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(data->tg_event) ? data->tg_newtuple : data->tg_trigtuple);
 }
 
-/* An internal trigger named name on relation, firing always (also for replication's writes). */
-static void
+/* An internal trigger named name on relation, firing always (also for replication's writes); its OID. */
+static Oid
 create_internal_trigger(Oid relation, const char *name, Oid function, List *args,
 						int16 timing, bool row, int16 events)
 {
@@ -340,8 +341,8 @@ create_internal_trigger(Oid relation, const char *name, Oid function, List *args
 	stmt->row = row;
 	stmt->timing = timing;
 	stmt->events = events;
-	CreateTriggerFiringOn(stmt, NULL, relation, InvalidOid, InvalidOid, InvalidOid,
-						  function, InvalidOid, NULL, true, false, TRIGGER_FIRES_ALWAYS);
+	return CreateTriggerFiringOn(stmt, NULL, relation, InvalidOid, InvalidOid, InvalidOid,
+								 function, InvalidOid, NULL, true, false, TRIGGER_FIRES_ALWAYS).objectId;
 }
 
 /*
@@ -351,39 +352,46 @@ create_internal_trigger(Oid relation, const char *name, Oid function, List *args
  * function, are not dumped, go with the partition, and fire also when
  * session_replication_role is replica (a subscription's writes).
  */
-void
+List *
 reshard_capture_start(Oid partition, Oid log, Oid sequence, Oid function)
 {
 	List	   *args = list_make2(makeString(psprintf("%u", log)), makeString(psprintf("%u", sequence)));
+	List	   *triggers;
 
-	create_internal_trigger(partition, "reshard_capture", function, args, TRIGGER_TYPE_AFTER, true,
-							TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE);
+	triggers = list_make1_oid(create_internal_trigger(partition, "reshard_capture", function, args,
+													  TRIGGER_TYPE_AFTER, true,
+													  TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE));
 	if (get_rel_relkind(partition) != RELKIND_FOREIGN_TABLE)	/* (which cannot have TRUNCATE triggers) */
-		create_internal_trigger(partition, "reshard_refuse_truncate", function, args, TRIGGER_TYPE_AFTER, false,
-								TRIGGER_TYPE_TRUNCATE);
+		triggers = lappend_oid(triggers, create_internal_trigger(partition, "reshard_refuse_truncate", function, args,
+																 TRIGGER_TYPE_AFTER, false, TRIGGER_TYPE_TRUNCATE));
+	return triggers;
 }
 
 /* Refuses every write to table but the engine's (reshard_guard; removed: a partition a removal detached). */
-void
+List *
 reshard_guard_start(Oid table, Oid function, bool removed)
 {
 	List	   *args = removed ? list_make1(makeString("removed")) : NIL;
+	List	   *triggers;
 
-	create_internal_trigger(table, "reshard_guard", function, args, TRIGGER_TYPE_BEFORE, true,
-							TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE);
+	triggers = list_make1_oid(create_internal_trigger(table, "reshard_guard", function, args, TRIGGER_TYPE_BEFORE, true,
+													  TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE));
 	if (get_rel_relkind(table) != RELKIND_FOREIGN_TABLE)
-		create_internal_trigger(table, "reshard_guard_truncate", function, args, TRIGGER_TYPE_BEFORE, false,
-								TRIGGER_TYPE_TRUNCATE);
+		triggers = lappend_oid(triggers, create_internal_trigger(table, "reshard_guard_truncate", function, args,
+																 TRIGGER_TYPE_BEFORE, false, TRIGGER_TYPE_TRUNCATE));
+	return triggers;
 }
 
 /*
- * Drops the engine's triggers from relation, those it has: the internal
- * triggers calling one of functions (CreateTrigger names an internal trigger
- * after its OID, so they are found by function).  Takes ACCESS EXCLUSIVE on
- * relation if it has any.  Returns how many it dropped.
+ * Drops the engine's triggers from relation, those it has (of that name
+ * only, unless name is NULL): the internal triggers calling one of
+ * functions (CreateTrigger names an internal trigger after its OID, so
+ * they are found by function).  Takes ACCESS EXCLUSIVE on relation if it
+ * has any: waiting for it, or if wait is false, only if it can at once.
+ * Returns how many it dropped, or -1 if it could not lock relation.
  */
 int
-reshard_triggers_stop(Oid relation, const Oid *functions, int count)
+reshard_triggers_stop(Oid relation, const char *name, const Oid *functions, int count, bool wait)
 {
 	Relation	catalog;
 	SysScanDesc scan;
@@ -399,12 +407,16 @@ reshard_triggers_stop(Oid relation, const Oid *functions, int count)
 	{
 		Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
 
+		if (!trigger->tgisinternal || (name != NULL && strcmp(NameStr(trigger->tgname), name) != 0))
+			continue;
 		for (int i = 0; i < count; i++)
-			if (trigger->tgisinternal && trigger->tgfoid == functions[i])
+			if (trigger->tgfoid == functions[i])
 				found = lappend_oid(found, trigger->oid);
 	}
 	systable_endscan(scan);
 	table_close(catalog, AccessShareLock);
+	if (found != NIL && !wait && !ConditionalLockRelationOid(relation, AccessExclusiveLock))
+		return -1;
 	foreach(cell, found)
 	{
 		ObjectAddress address;

@@ -8,6 +8,8 @@
 
 #include "resharding/engine.h"
 
+extern void record_triggers(engine *e, List *triggers);
 extern void cleanup_walk(engine *e, bool failed);
+extern int	cleanup_sweep(engine *e);
 
 #endif							/* SUBSETTING_RESHARDING_CLEANUP_H */

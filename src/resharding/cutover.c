@@ -25,6 +25,7 @@
 #include "compat.h"
 #include "resharding/acl.h"
 #include "resharding/capture.h"
+#include "resharding/cleanup.h"
 #include "resharding/cutover.h"
 #include "resharding/state.h"
 #include "resharding/steps.h"
@@ -359,7 +360,7 @@ unit_cutover(engine *e)
 	/* a partition removed: detached now, emptied by the finish; nothing else writes to it meanwhile */
 	if (operation_of(e->operation)->partition == PARTITION_LEAVES &&
 		get_rel_relkind(state_oid(e, STATE_PARTITION)) == RELKIND_RELATION)
-		reshard_guard_start(state_oid(e, STATE_PARTITION), routine_oid(e, ROUTINE_GUARD_TRIGGER), true);
+		record_triggers(e, reshard_guard_start(state_oid(e, STATE_PARTITION), routine_oid(e, ROUTINE_GUARD_TRIGGER), true));
 	grants = reshard_cutover_grants(e);
 	renamed = replaced_sources(e, NULL);
 	table_owner_leave(&owner);

@@ -25,6 +25,7 @@
 
 #include "compat.h"
 #include "resharding/capture.h"
+#include "resharding/claims.h"
 #include "resharding/cutover.h"
 #include "resharding/driver.h"
 #include "resharding/shards.h"

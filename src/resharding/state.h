@@ -1,7 +1,6 @@
 /*
  * src/resharding/state.h
- *		The state row of a call, the SQL routines it runs, and the claim on
- *		its table (state.c).
+ *		The state row of a call and the SQL routines it runs (state.c).
  */
 #ifndef SUBSETTING_RESHARDING_STATE_H
 #define SUBSETTING_RESHARDING_STATE_H
@@ -13,11 +12,11 @@
 /* the call's start: the extension's tables and routines; the state row */
 extern void state_open(engine *e);
 extern bool load_state(engine *e);
+extern void record_made(engine *e);
 extern void save_state(engine *e);
 extern void insert_state(engine *e);
 extern void delete_states(engine *e, bool this_table, bool of_dropped_tables);
 extern void new_state(engine *e, reshard_operation operation);
-extern void refuse_linked_reshardings(engine *e);
 extern int	state_table_query(engine *e, const char *query, Datum extra, bool extra_null);
 
 /* the state row's columns, in memory */
@@ -43,12 +42,6 @@ extern List *replaced_sources(engine *e, List **filled);
 extern Oid	routine_oid(engine *e, routine_id routine);
 extern void run_routine(engine *e, routine_id routine, int nargs, Datum arg1, Datum arg2);
 extern void apply_log(engine *e, int64 max_changes, TimestampTz deadline);
-
-/* the claim: one backend runs a call at a time */
-extern void claim(engine *e);
-extern void unclaim(engine *e);
-extern void claim_new_parent(engine *e);
-extern void follow_new_parent(engine *e);
 
 extern char *relation_name(Oid relation);
 extern Oid	partition_parent(Oid relation);

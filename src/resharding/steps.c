@@ -63,8 +63,14 @@ step_setup(engine *e)
 	shard_views(e, "create");
 	table_owner_enter(e->parent, &owner);
 	foreach(cell, state_oids(e, STATE_SHADOWS))
-		reshard_guard_start(lfirst_oid(cell), guard, false);
-	reshard_guard_start(state_oid(e, STATE_LOG), guard, false);
+	{
+		List	   *triggers = reshard_guard_start(lfirst_oid(cell), guard, false);
+
+		/* (an addition's new partition is the user's: the others go with their triggers) */
+		if (lfirst_oid(cell) == state_oid(e, STATE_PARTITION))
+			record_triggers(e, triggers);
+	}
+	(void) reshard_guard_start(state_oid(e, STATE_LOG), guard, false);
 	table_owner_leave(&owner);
 	/* the new partition: the partitions' grants before a row is copied into it (again at the cutover) */
 	if (new_partition_grants != NULL)
@@ -98,7 +104,7 @@ step_capture(engine *e)
 	foreach(cell, sources)
 	{
 		(void) stop_triggers(e, lfirst_oid(cell));
-		reshard_capture_start(lfirst_oid(cell), log, sequence, capture);
+		record_triggers(e, reshard_capture_start(lfirst_oid(cell), log, sequence, capture));
 	}
 	lock_relations(shard_view_sources(e), AccessExclusiveLock);
 	table_owner_leave(&owner);
@@ -366,15 +372,14 @@ step_finish(engine *e)
 }
 
 /*
- * Phase undo, before the cutover: the guard of the new partition dropped,
- * then the engine's tables (reshard_phase_undo; the log first: the capture
- * triggers whose log is gone capture nothing), each waited for at most the
- * budget.  Then the capture triggers on the old partitions, of those that
- * can be locked at once: a transaction that reads the table may hold one for
- * long, and the undo waits for nobody; what is left is dropped by the next
- * resharding of the table or by reshard_abort.  With shard_views, the
- * foreign partitions are pointed back first; the shards' objects go by
- * their records, with the engine's tables.
+ * Phase undo, before the cutover: the guard of the new partition dropped
+ * (waited for at most the budget: reshard_phase_undo empties it), then the
+ * rows repaired (reshard_phase_undo), then what the call made, by its
+ * records: the engine's tables, each waited for at most the budget, and
+ * the capture triggers on the old partitions, of those that can be locked
+ * at once (cleanup_walk).  With shard_views, the foreign partitions are
+ * pointed back first; the shards' objects go by their records, with the
+ * engine's tables.
  */
 bool
 step_undo(engine *e)
@@ -383,7 +388,6 @@ step_undo(engine *e)
 	Oid			partition = state_oid(e, STATE_PARTITION);
 	List	   *sources = state_oids(e, STATE_SOURCES);
 	bool		views = !state_is_null(e, STATE_SHARD_OPTIONS);
-	ListCell   *cell;
 
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
@@ -425,19 +429,6 @@ step_undo(engine *e)
 	 * the tables it logs; the shards' objects after restore)
 	 */
 	cleanup_walk(e, true);
-	table_owner_enter(e->parent, &owner);
-	foreach(cell, sources)
-	{
-		if (ConditionalLockRelationOid(lfirst_oid(cell), AccessExclusiveLock))
-			(void) stop_triggers(e, lfirst_oid(cell));
-		else
-			ereport(WARNING,
-					(errmsg("the resharding's trigger on %s is left, inactive: another transaction holds the table",
-							relation_name(lfirst_oid(cell))),
-					 errhint("The next resharding of %s drops it, or reshard_abort once that transaction ended.",
-							 relation_name(e->parent))));
-	}
-	table_owner_leave(&owner);
 	return true;
 }
 
@@ -445,13 +436,7 @@ step_undo(engine *e)
 bool
 step_sweep(engine *e)
 {
-	table_owner_context owner;
-	ListCell   *cell;
-
 	set_lock_timeout(e->budget_ms);
-	table_owner_enter(e->parent, &owner);
-	foreach(cell, state_oids(e, STATE_SOURCES))
-		e->triggers_swept += stop_triggers(e, lfirst_oid(cell));
-	table_owner_leave(&owner);
+	e->triggers_swept += cleanup_sweep(e);
 	return true;
 }

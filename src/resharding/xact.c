@@ -376,9 +376,20 @@ lock_with_retries(engine *e, List *relations, LOCKMODE mode, const char *what)
 int
 stop_triggers(engine *e, Oid relation)
 {
+	return stop_trigger(e, relation, NULL, true);
+}
+
+/*
+ * Drops the engine's trigger name (NULL: every one) from relation, if
+ * both still exist, waiting for the table's lock unless wait is false;
+ * returns how many, or -1 if it could not lock the table at once.
+ */
+int
+stop_trigger(engine *e, Oid relation, const char *name, bool wait)
+{
 	Oid			functions[2] = {routine_oid(e, ROUTINE_CAPTURE_TRIGGER), routine_oid(e, ROUTINE_GUARD_TRIGGER)};
 
 	if (get_rel_relkind(relation) == '\0')
 		return 0;
-	return reshard_triggers_stop(relation, functions, lengthof(functions));
+	return reshard_triggers_stop(relation, name, functions, lengthof(functions), wait);
 }

@@ -33,5 +33,6 @@ extern char *out_of_attempts(engine *e, const char *why);
 
 /* the engine's triggers */
 extern int	stop_triggers(engine *e, Oid relation);
+extern int	stop_trigger(engine *e, Oid relation, const char *name, bool wait);
 
 #endif							/* SUBSETTING_RESHARDING_XACT_H */

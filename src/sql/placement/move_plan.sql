@@ -60,9 +60,9 @@ BEGIN
                      CASE kind WHEN 'into_refuse' THEN 'function' WHEN 'into_mark' THEN 'function' WHEN 'into_cut' THEN 'table'
                                WHEN 'into_writes' THEN 'trigger' WHEN 'into_truncate' THEN 'trigger' ELSE 'view' END,
                      CASE WHEN kind IN ('into_refuse', 'into_mark') THEN format('%I.%I()', schema_name, name)
-                          WHEN kind IN ('into_writes', 'into_truncate') THEN format('%I ON %s', name, remote)
+                          WHEN kind IN ('into_writes', 'into_truncate') THEN remote
                           ELSE format('%I.%I', schema_name, name) END,
-                     s.server, 'always');
+                     s.server, 'always', NULL, CASE WHEN kind IN ('into_writes', 'into_truncate') THEN name END);
         END LOOP;
     END IF;
     RETURN s;

@@ -19,6 +19,7 @@ DECLARE
     n bigint;
     is_foreign boolean;
     target oid;
+    index_name text;
 BEGIN
     PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['copy']);
     IF current_setting('transaction_isolation') <> 'repeatable read' THEN
@@ -29,7 +30,11 @@ BEGIN
         IF s.sources_copied > cardinality(s.sources) THEN
             -- All copied (the engine has built the shadows' indexes): the
             -- catch-up finds rows by the key.
-            PERFORM @extschema@.reshard_key_indexes(s);
+            -- (recorded: the undo drops the one on an addition's new
+            -- partition, a table of the user's)
+            FOREACH index_name IN ARRAY @extschema@.reshard_key_indexes(s) LOOP
+                s := @extschema@.reshard_cleanup_record(s, 'index', index_name, NULL, 'always');
+            END LOOP;
             RETURN s;
         END IF;
         source := s.sources[s.sources_copied];

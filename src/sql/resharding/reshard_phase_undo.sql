@@ -4,10 +4,11 @@
 -- As the table's owner, after the engine dropped the guard of the new
 -- partition: the rows of the table repaired.  Empties the new partition of
 -- an addition (the engine's guard let nobody else write to it through this
--- server, and it was empty before) and drops its index and CHECK.  The
--- engine then drops what the call made (the change log and its sequence,
--- the shadows, the incoming tables and the new parent) by their records
--- (reshard_state_cleanup, src/resharding/cleanup.c).  The table is as it was.
+-- server, and it was empty before).  The engine then drops what the call
+-- made (the change log and its sequence, the shadows, the incoming tables,
+-- the new parent, the new partition's index and CHECK, the capture
+-- triggers) by their records (reshard_state_cleanup,
+-- src/resharding/cleanup.c).  The table is as it was.
 --
 -- A cutover whose COMMIT failed (postgres_fdw commits the shards' servers
 -- one after the other) may have been committed on some shards: the rows
@@ -25,13 +26,11 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
-    rel oid;
     r record;
     key_type text;
     present text;
     insert_cols text;
     n bigint;
-    name text;
 BEGIN
     PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['undo']);
     IF NOT EXISTS (SELECT FROM pg_class WHERE oid = s.parent AND relkind = 'p')
@@ -73,16 +72,6 @@ BEGIN
     END LOOP;
     IF s.operation = 'add' AND EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('TRUNCATE %s', s.partition::regclass);
-        -- (its CHECK and index found by name among its own)
-        name := @extschema@.reshard_object_name(s, 'bound', s.partition);
-        IF EXISTS (SELECT FROM pg_constraint WHERE conrelid = s.partition AND conname = name) THEN
-            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', s.partition::regclass, name);
-        END IF;
-        name := @extschema@.reshard_object_name(s, 'key', s.partition);
-        FOR rel IN SELECT x.indexrelid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
-                   WHERE x.indrelid = s.partition AND c.relname = name LOOP
-            EXECUTE format('DROP INDEX %s', rel::regclass);
-        END LOOP;
     END IF;
     RETURN s;
 END

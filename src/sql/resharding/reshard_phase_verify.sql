@@ -144,9 +144,15 @@ BEGIN
         -- parent before attaching its partitions, so that PostgreSQL makes
         -- the rows it keeps for each partition valid (15 to 17 leave them
         -- not valid when the key is added to a parent that has partitions).
-        CONTINUE WHEN s.shadows[b + 1] = s.partition
-                      OR EXISTS (SELECT FROM pg_constraint c
-                                 WHERE c.confrelid = s.parent AND c.contype = 'f' AND c.conrelid <> s.parent);
+        -- The CHECK is then the cutover's to drop, and recorded (the undo
+        -- drops the one of an addition's new partition, the user's table).
+        IF s.shadows[b + 1] = s.partition
+           OR EXISTS (SELECT FROM pg_constraint c
+                      WHERE c.confrelid = s.parent AND c.contype = 'f' AND c.conrelid <> s.parent) THEN
+            s := @extschema@.reshard_cleanup_record(s, 'constraint', s.shadows[b + 1]::regclass::text, NULL, 'always',
+                                                    NULL, bound_name);
+            CONTINUE;
+        END IF;
         EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s %s', s.new_parent::regclass, s.shadows[b + 1]::regclass,
                        format(s.new_bound, b));
         EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', s.shadows[b + 1]::regclass, bound_name);

@@ -53,7 +53,7 @@
 -- cutover deletes and pours nothing on the shards.
 
 -- As the table's owner.  action:
---   record   the objects above but the triggers recorded for the cleaner,
+--   record   the objects above recorded for the cleaner,
 --            before anything is made (after the plan: they commit with the
 --            state row, before the setup makes them), policy always; and a
 --            move's table there that the partition leaves, policy
@@ -158,14 +158,17 @@ BEGIN
         CASE action
         WHEN 'record' THEN
             -- (in the order made: the cleaner drops them newest first, the
-            -- views before the functions and the tables they use.  A move's
-            -- table there goes with its triggers before their function;
-            -- the triggers themselves are restore's: a drop of a trigger
-            -- locks its table, which this transaction's writes through
-            -- postgres_fdw may hold there)
+            -- views before the functions and the tables they use, the
+            -- triggers before their function.  A move's table there goes
+            -- with its triggers, before them.  restore drops the triggers
+            -- first, in a transaction of its own: their records take no
+            -- lock there then, which this transaction's writes through
+            -- postgres_fdw may hold)
             s := @extschema@.reshard_cleanup_record(s, 'table', q[1], r.server, 'always');
             s := @extschema@.reshard_cleanup_record(s, 'function', q[3] || '()', r.server, 'always');
             s := @extschema@.reshard_cleanup_record(s, 'function', q[4] || '()', r.server, 'always');
+            s := @extschema@.reshard_cleanup_record(s, 'trigger', remote, r.server, 'always', NULL, names[8]);
+            s := @extschema@.reshard_cleanup_record(s, 'trigger', remote, r.server, 'always', NULL, names[9]);
             IF s.operation = 'move' THEN
                 s := @extschema@.reshard_cleanup_record(s, 'table', remote, r.server, 'on_success');
             END IF;
