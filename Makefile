@@ -132,6 +132,7 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_remove_partition.sql \
 	src/sql/resharding/reshard_abort.sql \
 	src/sql/placement/partition_placement.sql \
+	src/sql/placement/routing_layout.sql \
 	src/sql/placement/placement_plan.sql \
 	src/sql/placement/move_collation_name.sql \
 	src/sql/placement/move_column_definitions.sql \
@@ -199,6 +200,7 @@ REGRESS = \
 	engine_move_undo \
 	move_interrupted \
 	move_rebalance_weights \
+	routing_layout \
 	reshard_settings \
 	reshard_database_settings \
 	reshard_privileges \

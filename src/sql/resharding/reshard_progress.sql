@@ -13,7 +13,7 @@ SELECT s.parent_name AS "table", s.operation, s.phase,
        s.changes_applied, s.changes_waiting, s.cutover_attempts, s.started, s.last_progress,
        l.pid,
        l.pid IS NULL AND s.phase NOT IN ('done', 'aborted') AS interrupted,
-       s.error
+       s.error, s.parent AS relid, s.bucket
 FROM reshard_state s
 LEFT JOIN pg_catalog.pg_locks l
        ON l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_catalog.pg_database
@@ -23,4 +23,4 @@ WHERE pg_catalog.has_table_privilege(s.parent, 'SELECT');
 GRANT SELECT ON reshard_progress TO PUBLIC;
 
 COMMENT ON VIEW reshard_progress IS
-'each resharding of a table the current user may read: its phase, rows to move, copied and verified, changes applied and waiting, cutover attempts, times, the backend running it (NULL when interrupted) and its last error';
+'each resharding of a table the current user may read: its phase, rows to move, copied and verified, changes applied and waiting, cutover attempts, times, the backend running it (NULL when interrupted), its last error, the table''s OID and the bucket it adds, removes or moves';
