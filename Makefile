@@ -115,6 +115,7 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_phase_copy.sql \
 	src/sql/resharding/reshard_apply_log.sql \
 	src/sql/resharding/reshard_phase_verify.sql \
+	src/sql/resharding/reshard_option_changes.sql \
 	src/sql/resharding/reshard_takeover_pairs.sql \
 	src/sql/resharding/reshard_takeover_indexes.sql \
 	src/sql/resharding/reshard_takeover_table.sql \

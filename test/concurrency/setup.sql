@@ -152,6 +152,8 @@ SELECT i.id,
        md5(reshard_remote_revoke(ARRAY[i.key_text], ARRAY[i.key_text || '()'])) AS reshard_remote_revoke,
        md5(reshard_remote_owner_checks(i.key_text)) AS reshard_remote_owner_checks,
        md5(reshard_remote_untimed()) AS reshard_remote_untimed,
+       reshard_option_changes('ALTER TABLE t', ARRAY['fillfactor=' || (10 + i.buckets % 90), 'toast.' || i.key_text || '=1'],
+                              ARRAY['fillfactor=50', 'parallel_workers=' || i.buckets % 3])::text AS reshard_option_changes,
        -- subsets
        ringsteady_subset(i.frontend, i.backends, i.subset_size, i.backend_scaling)::text AS ringsteady,
        rocksteadier_subset(i.frontend, i.backends, i.subset_size, i.lot_size)::text AS rocksteadier,

@@ -57,18 +57,7 @@ BEGIN
                     obj_description(p.o, 'pg_class') AS o_comment, obj_description(p.s, 'pg_class') AS s_comment
              FROM unnest(old_indexes, shadow_indexes) AS p(o, s) JOIN pg_class oc ON oc.oid = p.o JOIN pg_class sc ON sc.oid = p.s
              ORDER BY oc.relname LOOP
-        SELECT sql || coalesce(array_agg(x ORDER BY k), '{}') INTO sql FROM (
-            SELECT 1 AS k, format('ALTER INDEX %I.%I RESET (%s)', nsp, r.relname,
-                                  string_agg(quote_ident(name), ', ' ORDER BY name)) AS x
-            FROM (SELECT split_part(opt, '=', 1) AS name FROM unnest(r.s_opts) AS opt
-                  EXCEPT SELECT split_part(opt, '=', 1) FROM unnest(r.o_opts) AS opt) AS t
-            HAVING count(*) > 0
-            UNION ALL
-            SELECT 2, format('ALTER INDEX %I.%I SET (%s)', nsp, r.relname,
-                             string_agg(format('%I = %L', split_part(opt, '=', 1), substr(opt, strpos(opt, '=') + 1)),
-                                        ', ' ORDER BY opt))
-            FROM (SELECT opt FROM unnest(r.o_opts) AS opt EXCEPT SELECT opt FROM unnest(r.s_opts) AS opt) AS t
-            HAVING count(*) > 0) AS t;
+        sql := sql || @extschema@.reshard_option_changes(format('ALTER INDEX %I.%I', nsp, r.relname), r.o_opts, r.s_opts);
         IF r.o_comment IS DISTINCT FROM r.s_comment THEN
             sql := sql || format('COMMENT ON INDEX %I.%I IS %L', nsp, r.relname, r.o_comment);
         END IF;

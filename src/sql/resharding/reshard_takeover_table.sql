@@ -48,18 +48,8 @@ BEGIN
         IF r.o_target <> r.s_target THEN
             sql := sql || format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS %s', tbl, r.attname, r.o_target);
         END IF;
-        SELECT sql || coalesce(array_agg(x ORDER BY k), '{}') INTO sql FROM (
-            SELECT 1 AS k, format('ALTER TABLE %s ALTER COLUMN %I RESET (%s)', tbl, r.attname,
-                                  string_agg(quote_ident(name), ', ' ORDER BY name)) AS x
-            FROM (SELECT split_part(opt, '=', 1) AS name FROM unnest(r.s_opts) AS opt
-                  EXCEPT SELECT split_part(opt, '=', 1) FROM unnest(r.o_opts) AS opt) AS t
-            HAVING count(*) > 0
-            UNION ALL
-            SELECT 2, format('ALTER TABLE %s ALTER COLUMN %I SET (%s)', tbl, r.attname,
-                             string_agg(format('%I = %L', split_part(opt, '=', 1), substr(opt, strpos(opt, '=') + 1)),
-                                        ', ' ORDER BY opt))
-            FROM (SELECT opt FROM unnest(r.o_opts) AS opt EXCEPT SELECT opt FROM unnest(r.s_opts) AS opt) AS t
-            HAVING count(*) > 0) AS t;
+        sql := sql || @extschema@.reshard_option_changes(format('ALTER TABLE %s ALTER COLUMN %I', tbl, r.attname),
+                                                        r.o_opts, r.s_opts);
         IF r.o_storage <> r.s_storage THEN
             sql := sql || format('ALTER TABLE %s ALTER COLUMN %I SET STORAGE %s', tbl, r.attname,
                                  CASE r.o_storage WHEN 'p' THEN 'PLAIN' WHEN 'e' THEN 'EXTERNAL'
@@ -82,21 +72,7 @@ BEGIN
                     (SELECT array_agg(x) FROM (SELECT unnest(srel.reloptions) AS x
                                              UNION ALL SELECT 'toast.' || unnest(reloptions) FROM pg_class
                                              WHERE oid = srel.reltoastrelid) AS t) AS s_opts LOOP
-        SELECT sql || coalesce(array_agg(x ORDER BY k), '{}') INTO sql FROM (
-            SELECT 1 AS k, format('ALTER TABLE %s RESET (%s)', tbl,
-                                  string_agg(CASE WHEN name LIKE 'toast.%' THEN 'toast.' || quote_ident(substr(name, 7))
-                                                  ELSE quote_ident(name) END, ', ' ORDER BY name)) AS x
-            FROM (SELECT split_part(opt, '=', 1) AS name FROM unnest(r.s_opts) AS opt
-                  EXCEPT SELECT split_part(opt, '=', 1) FROM unnest(r.o_opts) AS opt) AS t
-            HAVING count(*) > 0
-            UNION ALL
-            SELECT 2, format('ALTER TABLE %s SET (%s)', tbl,
-                             string_agg(format('%s = %L',
-                                               CASE WHEN opt LIKE 'toast.%' THEN 'toast.' || quote_ident(split_part(substr(opt, 7), '=', 1))
-                                                    ELSE quote_ident(split_part(opt, '=', 1)) END,
-                                               substr(opt, strpos(opt, '=') + 1)), ', ' ORDER BY opt))
-            FROM (SELECT opt FROM unnest(r.o_opts) AS opt EXCEPT SELECT opt FROM unnest(r.s_opts) AS opt) AS t
-            HAVING count(*) > 0) AS t;
+        sql := sql || @extschema@.reshard_option_changes(format('ALTER TABLE %s', tbl), r.o_opts, r.s_opts);
     END LOOP;
     IF obj_description(old, 'pg_class') IS DISTINCT FROM obj_description(shadow, 'pg_class') THEN
         sql := sql || format('COMMENT ON TABLE %s IS %L', tbl, obj_description(old, 'pg_class'));
