@@ -17,7 +17,11 @@ import "fmt"
 type Error struct {
 	// SQLState is the extension's SQLSTATE for the problem: "22023"
 	// (invalid parameter value), "54000" (program limit exceeded),
-	// "22P02" (malformed ring text), "2202E" (array subscript).
+	// "22P02" (malformed ring text), "2202E" (array subscript).  A
+	// Router's are PostgreSQL's for the same key: "22003" (out of range),
+	// "22P02" (malformed uuid), "22021" (text that is not valid UTF-8),
+	// "22004" (a nil key), "42883" (a key of another type) and "23514"
+	// (no partition holds the key's bucket); NewRouter's "22023".
 	SQLState string
 	// Msg names the bad value, as the extension's message does.
 	Msg string

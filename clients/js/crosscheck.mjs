@@ -21,9 +21,12 @@ class CallError extends Error {
 
 const show = (v) => String(JSON.stringify(v)).slice(0, 60);
 
-/** An integer argument (a JSON integer, or a decimal string) as a BigInt; wide: a bigint. */
-function integer(v, what, wide) {
-  const [lo, hi, type] = wide ? [INT64_MIN, INT64_MAX, 'bigint'] : [-2147483648n, 2147483647n, 'integer'];
+const RANGES = { smallint: [-32768n, 32767n], integer: [-2147483648n, 2147483647n], bigint: [INT64_MIN, INT64_MAX] };
+
+/** An integer argument (a JSON integer, or a decimal string) as a BigInt of SQL type `type` (smallint, integer, bigint). */
+function integer(v, what, type) {
+  const [lo, hi] = RANGES[type];
+  const wide = type === 'bigint';
   let n;
   if (typeof v === 'string') {
     if (!/^-?[0-9]+$/.test(v)) throw new CallError('22P02', `invalid input syntax for an integer ${what}: ${JSON.stringify(v.slice(0, 60))}`);
@@ -39,7 +42,7 @@ function integer(v, what, wide) {
   return n;
 }
 
-const int4 = (v, what) => Number(integer(v, what, false));
+const int4 = (v, what) => Number(integer(v, what, 'integer'));
 
 function int4List(v, what) {
   if (!Array.isArray(v)) throw new CallError('42883', `${what} must be a list of integers, got ${show(v)}`);
@@ -65,7 +68,7 @@ function key(v, t) {
     else if (typeof v === 'number') t = 'bigint';
     else throw new CallError('42883', `a key must be an integer or a string, got ${show(v)}`);
   }
-  if (t === 'bigint') return integer(v, 'key', true);
+  if (t === 'bigint') return integer(v, 'key', 'bigint');
   if (t === 'bytea') return bytea(v, 'key');
   if (t === 'text' || t === 'uuid') {
     if (typeof v !== 'string') throw new CallError('42883', `a ${t} key must be a string, got ${show(v)}`);
@@ -76,6 +79,30 @@ function key(v, t) {
     return Uint8Array.from(Buffer.from(v.replaceAll('-', ''), 'hex'));
   }
   throw new CallError('42883', `unknown key type ${show(t)}`);
+}
+
+/**
+ * route's key as the layout's key_type reads it, whatever "types" says: a BigInt
+ * (smallint, integer, bigint), a string (text), bytes (bytea), or a uuid's text
+ * form, which the router parses itself.
+ */
+function routeKey(v, keyType) {
+  if (keyType in RANGES) return integer(v, 'key', keyType);
+  if (keyType === 'bytea') return bytea(v, 'key');
+  if (typeof v !== 'string') throw new CallError('42883', `a ${keyType} key must be a string, got ${show(v)}`);
+  return v;
+}
+
+let lastLayoutText = null;
+let lastRouter = null;
+function router(v) {
+  if (typeof v !== 'string') throw new CallError('42883', `a layout must be the text of routing_layout(parent), a string, got ${show(v)}`);
+  if (lastLayoutText !== v) {
+    lastLayoutText = null;
+    lastRouter = new lib.Router(v);
+    lastLayoutText = v;
+  }
+  return lastRouter;
 }
 
 let lastRingText = null;
@@ -192,6 +219,12 @@ function call(fn, args, types) {
       const x = int4(args[1], 'partition');
       const c = args.length > 2 ? int4(args[2], 'count') : 3;
       return ring(args[0]).partitionHandoffNodes(x, c);
+    }
+    case 'route': {
+      arity(fn, args, 2, 2);
+      const r = router(args[0]);
+      const x = r.route(routeKey(args[1], r.keyType));
+      return { bucket: x.bucket, partition: x.partition, server: x.server };
     }
     default:
       throw new CallError('42883', `function ${show(fn)} does not exist (or is not in the clients)`);

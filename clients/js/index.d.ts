@@ -83,3 +83,85 @@ export class PartitionRing {
   /** ring_partition_handoff_nodes. */
   partitionHandoffNodes(partition: number, count?: number): number[];
 }
+
+/** The document of routing_layout(parent) (docs/reference.md, "Routing layout"), parsed. */
+export interface RoutingLayout {
+  table: string;
+  method: 'jumpbackhash' | 'jumphash' | 'jumpbackanchorhash' | 'hash_operator_class';
+  hash_function: string;
+  key: string;
+  key_column: string | null;
+  key_type: RouterKeyType;
+  key_hash: 'value' | 'xxh3_64';
+  buckets: number;
+  removed: number[];
+  partitions: { bucket: number | null; partition: string; server: string | null; remote_table: string | null }[];
+  servers: Record<string, Record<string, string>>;
+  in_progress: { operation: string; phase: string; interrupted: boolean; buckets: (number | null)[] | null } | null;
+  version: string;
+}
+
+export type RouterKeyType = 'smallint' | 'integer' | 'bigint' | 'text' | 'bytea' | 'uuid';
+
+/**
+ * A key as Router.route takes it, per the layout's key_type: smallint, integer, bigint: a BigInt, a safe-integer
+ * Number or a decimal string; text: a string; bytea: a Uint8Array (a Buffer); uuid: a string in uuid text form
+ * (parsed as PostgreSQL does, hashed as its 16 bytes) or its 16 bytes.
+ */
+export type RouteKey = bigint | number | string | Uint8Array;
+
+/** Where a key goes: its bucket, its partition (schema-qualified), its server (null: the coordinator) and the table there. */
+export interface Route {
+  readonly bucket: number;
+  readonly partition: string;
+  readonly server: string | null;
+  readonly remoteTable: string | null;
+}
+
+/** A partition of the layout; bucket null when its bound is not one bucket of the layout. */
+export interface RouterPartition {
+  readonly bucket: number | null;
+  readonly partition: string;
+  readonly server: string | null;
+  readonly remoteTable: string | null;
+}
+
+/** The operation on the table that has not ended; buckets null: every bucket. */
+export interface RoutingInProgress {
+  readonly operation: string;
+  readonly phase: string;
+  readonly interrupted: boolean;
+  readonly buckets: readonly (number | null)[] | null;
+}
+
+/**
+ * A router of a table's keys, from routing_layout(parent) as JSON text or as the parsed jsonb. A document that is
+ * not such a layout throws a RangeError with sqlstate '22023'.
+ */
+export class Router {
+  constructor(layout: string | RoutingLayout);
+  readonly table: string;
+  readonly method: RoutingLayout['method'];
+  readonly hashFunction: string;
+  readonly key: string;
+  readonly keyColumn: string | null;
+  readonly keyType: RouterKeyType;
+  readonly keyHash: 'value' | 'xxh3_64';
+  readonly buckets: number;
+  readonly removed: readonly number[];
+  readonly partitions: readonly RouterPartition[];
+  /** Per server that holds a partition, the options a client connects with (host, port, dbname, ...; no secrets). */
+  readonly servers: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly inProgress: RoutingInProgress | null;
+  /** Changes with the layout, a partition's place, and an operation beginning or ending: reload on a new one. */
+  readonly version: string;
+  /** The key's bucket by the layout's hash function. */
+  bucket(key: RouteKey): number;
+  /**
+   * The key's route (frozen). Errors carry `sqlstate`: 22003 an integer beyond the key type's range, 22P02 a
+   * malformed integer or uuid string, 23514 a bucket no partition holds; a key of another JS type is a TypeError.
+   */
+  route(key: RouteKey): Route;
+  /** Whether the bucket's keys go through the coordinator: while inProgress names it (buckets null: every bucket). */
+  throughCoordinator(bucket: number | Route): boolean;
+}

@@ -12,3 +12,4 @@ export {
 } from './anchor.js';
 export { ringsteadySubset, rocksteadierSubset, MAX_SUBSET_MEMBERS, MAX_LOT_SIZE } from './subsets.js';
 export { PartitionRing } from './ring.js';
+export { Router } from './routing.js';

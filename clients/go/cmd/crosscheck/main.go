@@ -52,11 +52,16 @@ func show(v interface{}) string {
 // integer reads a JSON integer (or a decimal string) in [lo, hi]; wide is
 // true for 64-bit arguments, which JSON numbers beyond 2^53 cannot carry.
 func integer(v interface{}, what string, lo, hi int64) (int64, error) {
-	wide := hi > math.MaxInt32
 	typeName := "integer"
-	if wide {
+	if hi > math.MaxInt32 {
 		typeName = "bigint"
 	}
+	return integerOf(v, what, typeName, lo, hi)
+}
+
+// integerOf is integer, for a value of SQL type typeName.
+func integerOf(v interface{}, what, typeName string, lo, hi int64) (int64, error) {
+	wide := hi > math.MaxInt32
 	outOfRange := func(s string) error {
 		return fail("22003", "%s %s is out of range for type %s", what, s, typeName)
 	}
@@ -210,6 +215,48 @@ func ring(v interface{}) (*sub.Ring, error) {
 		lastRingText, lastRing = &s, r
 	}
 	return lastRing, nil
+}
+
+var lastLayoutText *string
+var lastRouter *sub.Router
+
+// router is the router of a layout's text, parsed once for the same text.
+func router(v interface{}) (*sub.Router, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, fail("42883", "a layout must be the text of routing_layout(parent), a string, got %s", show(v))
+	}
+	if lastLayoutText == nil || *lastLayoutText != s {
+		lastLayoutText, lastRouter = nil, nil
+		r, err := sub.NewRouter([]byte(s))
+		if err != nil {
+			return nil, err
+		}
+		lastLayoutText, lastRouter = &s, r
+	}
+	return lastRouter, nil
+}
+
+// routeKey reads a key of route as the layout's key type says, whatever its
+// JSON type and the line's types say, as the Go value Router.Route takes.
+func routeKey(v interface{}, keyType string) (interface{}, error) {
+	switch keyType {
+	case "smallint":
+		return integerOf(v, "key", keyType, math.MinInt16, math.MaxInt16)
+	case "integer":
+		return integerOf(v, "key", keyType, math.MinInt32, math.MaxInt32)
+	case "bigint":
+		return integerOf(v, "key", keyType, math.MinInt64, math.MaxInt64)
+	case "bytea":
+		return bytea(v, "key")
+	case "text", "uuid":
+		s, ok := v.(string)
+		if !ok {
+			return nil, fail("42883", "a %s key must be a string, got %s", keyType, show(v))
+		}
+		return s, nil // a uuid string: Route reads it as a uuid, never as text
+	}
+	return nil, fail("42883", "unknown key type %q", keyType)
 }
 
 func arity(fn string, args []interface{}, lo, hi int) error {
@@ -488,6 +535,27 @@ func call(fn string, args []interface{}, types []string) (interface{}, error) {
 			return r.HandoffNodesString(k.text, count)
 		}
 		return r.HandoffNodesBytes(k.bytes, count)
+	case "route":
+		if err := arity(fn, args, 2, 2); err != nil {
+			return nil, err
+		}
+		r, err := router(args[0])
+		if err != nil {
+			return nil, err
+		}
+		k, err := routeKey(args[1], r.KeyType())
+		if err != nil {
+			return nil, err
+		}
+		rt, err := r.Route(k)
+		if err != nil {
+			return nil, err
+		}
+		var server interface{}
+		if rt.Server != "" {
+			server = rt.Server
+		}
+		return ordered{[]string{"bucket", "partition", "server"}, []interface{}{rt.Bucket, rt.Partition, server}}, nil
 	case "ring_partition_nodes", "ring_partition_handoff_nodes":
 		most := 2
 		if fn == "ring_partition_handoff_nodes" {

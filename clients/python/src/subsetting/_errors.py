@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["SubsettingError", "LimitExceededError", "RingFormatError"]
+__all__ = ["SubsettingError", "LimitExceededError", "RingFormatError", "LayoutError", "KeyOutOfRangeError",
+           "KeySyntaxError", "NoPartitionError"]
 
 
 class SubsettingError(ValueError):
@@ -39,3 +40,30 @@ class RingFormatError(SubsettingError):
     """A malformed partition ring text (SQLSTATE 22P02, as the ``partition_ring`` input)."""
 
     sqlstate = "22P02"
+
+
+class LayoutError(SubsettingError):
+    """A document that is not one of ``routing_layout(parent)`` given to ``Router`` (SQLSTATE 22023)."""
+
+    sqlstate = "22023"
+
+
+class KeyOutOfRangeError(SubsettingError):
+    """A key beyond its type's range given to ``Router.route`` (SQLSTATE 22003, as SQL's
+    "out of range" for a smallint, integer or bigint)."""
+
+    sqlstate = "22003"
+
+
+class KeySyntaxError(SubsettingError):
+    """A key given as text that its type cannot read, a malformed uuid (SQLSTATE 22P02, as SQL's
+    "invalid input syntax")."""
+
+    sqlstate = "22P02"
+
+
+class NoPartitionError(SubsettingError):
+    """A key whose bucket no partition of the layout holds (SQLSTATE 23514, as PostgreSQL's
+    "no partition of relation ... found for row")."""
+
+    sqlstate = "23514"
