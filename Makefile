@@ -83,6 +83,7 @@ SQL_SOURCES = \
 	src/sql/partition_hash/jumpbackhash_create_operator_classes.sql \
 	src/sql/partition_hash/jumpbackhash_drop_operator_classes.sql \
 	src/sql/partition_hash/jumpbackhash_partitioning_problems.sql \
+	src/sql/partition_hash/partition_bound_guard.sql \
 	src/sql/resharding/sharding_layout.sql \
 	src/sql/resharding/reshard_bucket_sql.sql \
 	src/sql/resharding/sharded_tables.sql \
@@ -202,6 +203,7 @@ REGRESS = \
 	move_interrupted \
 	move_rebalance_weights \
 	routing_layout \
+	partition_bounds \
 	reshard_settings \
 	reshard_database_settings \
 	reshard_privileges \

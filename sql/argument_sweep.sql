@@ -111,9 +111,10 @@ WHERE p.prokind = 'f'
   AND (p.proname !~ '^jumpbackhash[0-9]+_' OR p.proname ~ '^jumpbackhash(1|2|16|256)_')
   AND NOT EXISTS (SELECT FROM unnest(p.proargtypes::regtype[]) AS t
                   WHERE t IN ('internal'::regtype, 'cstring'::regtype))
-  -- trigger functions run only as triggers; the resharding engine's phases
-  -- take its state row (both tested in sql/reshard_engine.sql)
-  AND p.prorettype <> 'trigger'::regtype
+  -- trigger functions run only as triggers (the event trigger's: tested in
+  -- sql/partition_bounds.sql); the resharding engine's phases take its state
+  -- row (both tested in sql/reshard_engine.sql)
+  AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
   AND NOT EXISTS (SELECT FROM unnest(p.proargtypes::regtype[]) AS t WHERE t::text = 'reshard_state');
 
 -- Arguments of a type the sweep has no values for would be skipped silently:

@@ -297,9 +297,13 @@ SELECT jumpbackhash('Alice', 4) AS bucket, pg_temp.error_of('INSERT INTO c_names
 -- Problems the check reports: a MODULUS other than N, two key columns,
 -- missing buckets; none for a complete table.
 SELECT * FROM jumpbackhash_partitioning_problems('users');
+-- (a table made so before 1.2, whose event trigger refuses such partitions:
+-- sql/partition_bounds.sql)
+ALTER EVENT TRIGGER jumpbackhash_partition_bounds DISABLE;
 CREATE TABLE wrong_modulus (id bigint) PARTITION BY HASH (id jumpbackhash16_int8_ops);
 SELECT format('CREATE TABLE wrong_modulus_%s PARTITION OF wrong_modulus FOR VALUES WITH (MODULUS 8, REMAINDER %s)', b, b)
 FROM generate_series(0, 7) AS b \gexec
+ALTER EVENT TRIGGER jumpbackhash_partition_bounds ENABLE ALWAYS;
 -- What PostgreSQL does then (silently): bucket % 8.
 INSERT INTO wrong_modulus SELECT i FROM generate_series(1, 1000) AS i;
 SELECT count(*) FILTER (WHERE tableoid::regclass::text <> 'wrong_modulus_' || jumpbackhash(id, 16) % 8) AS not_bucket_mod_8,

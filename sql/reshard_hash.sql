@@ -126,10 +126,14 @@ DO $$ BEGIN FOR b IN 0 .. 255 LOOP
 END LOOP; END $$;
 CALL reshard_add_partition('big', 'big_257');
 -- A hash table with partitions of another modulus is not one bucket a partition.
+-- (made before 1.2, whose event trigger refuses such partitions:
+-- sql/partition_bounds.sql)
+ALTER EVENT TRIGGER jumpbackhash_partition_bounds DISABLE;
 CREATE TABLE mixed (k bigint NOT NULL) PARTITION BY HASH (k jumpbackhash2_int8_ops);
 CREATE TABLE mixed_0 PARTITION OF mixed FOR VALUES WITH (MODULUS 2, REMAINDER 0);
 CREATE TABLE mixed_1 PARTITION OF mixed FOR VALUES WITH (MODULUS 4, REMAINDER 1);
 CREATE TABLE mixed_3 PARTITION OF mixed FOR VALUES WITH (MODULUS 4, REMAINDER 3);
+ALTER EVENT TRIGGER jumpbackhash_partition_bounds ENABLE ALWAYS;
 CREATE TABLE mixed_new (LIKE mixed);
 CALL reshard_add_partition('mixed', 'mixed_new');
 
