@@ -1,3 +1,3 @@
-module subsetting/clients/go
+module subsetting
 
 go 1.19

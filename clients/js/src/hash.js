@@ -41,9 +41,10 @@ export function describe(value) {
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '...' : value);
   if (value instanceof Uint8Array) return `Uint8Array(${value.length})`;
-  if (value === null) return 'null';
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return `an array of ${value.length}`;
-  return typeof value === 'number' ? String(value) : `a ${typeof value}`;
+  if (typeof value === 'number') return String(value);
+  return /^[aeiou]/.test(typeof value) ? `an ${typeof value}` : `a ${typeof value}`;
 }
 
 /**
@@ -57,7 +58,7 @@ export function key64(name, key) {
     }
     key = BigInt(key);
   } else if (typeof key !== 'bigint') {
-    throw argError('type', `${name} must be a BigInt or an integer Number, got ${describe(key)} (hash text and bytes keys with the text/bytes functions)`);
+    throw argError('type', `${name} must be a BigInt, an integer Number, a string or a Uint8Array, got ${describe(key)}`);
   }
   if (key < INT64_MIN || key > MASK64) {
     throw argError('range', `${name} must be a 64-bit integer (between -2^63 and 2^64 - 1), got ${key}`);
@@ -163,8 +164,9 @@ export function jumpBackDrawing(rng, n) {
 }
 
 export function checkBuckets(buckets) {
-  checkInt('buckets', buckets);
+  checkInt('buckets', buckets, -Infinity, Infinity);
   if (buckets < 1) throw argError('range', `number of buckets must be at least 1, got ${buckets}`);
+  if (buckets > INT32_MAX) throw argError('range', `number of buckets must be at most ${INT32_MAX}, got ${buckets}`);
 }
 
 function jumpBack(key, buckets) {

@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"strings"
 
-	sub "subsetting/clients/go"
+	sub "subsetting"
 )
 
 const safe = 1<<53 - 1
