@@ -56,6 +56,19 @@ RESET session_replication_role;
 SELECT string_agg(inhrelid::regclass::text, ', ' ORDER BY inhrelid::regclass::text) AS partitions_of_u
 FROM pg_inherits WHERE inhparent = 'u'::regclass;
 
+-- A resharding's own statements are not checked (its bounds are its own);
+-- after it, this session's are again.
+CREATE TABLE r (id bigint NOT NULL) PARTITION BY HASH (id jumpbackhash2_int8_ops);
+CREATE TABLE r_0 PARTITION OF r FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE TABLE r_1 PARTITION OF r FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+CREATE TABLE r_2 (LIKE r);
+CALL reshard_add_partition('r', 'r_2');
+SELECT (SELECT opcname FROM pg_opclass WHERE oid = partclass[0]) AS class,
+       (SELECT count(*) FROM pg_inherits WHERE inhparent = 'r'::regclass) AS partitions
+FROM pg_partitioned_table WHERE partrelid = 'r'::regclass;
+CREATE TABLE q (id bigint NOT NULL) PARTITION BY HASH (id jumpbackhash2_int8_ops);
+CREATE TABLE q_0 PARTITION OF q FOR VALUES WITH (MODULUS 4, REMAINDER 0);
+
 -- Other hash operator classes: any modulus, as PostgreSQL allows.
 CREATE TABLE native (id bigint) PARTITION BY HASH (id);
 CREATE TABLE native_0 PARTITION OF native FOR VALUES WITH (MODULUS 2, REMAINDER 0);

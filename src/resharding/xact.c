@@ -41,19 +41,28 @@ static bool ignore_transaction_timeout = false;
 #endif
 
 /*
- * The caller's lock_timeout does not apply to the call's transactions: the
- * waits for the table's locks are the call's own (at most the budget each,
- * retried: set_lock_timeout), and any other is brief (a catalog that
- * autovacuum truncates, a relation the engine just made), where a short
- * lock_timeout of the caller's would fail a call late for nothing.
+ * The call's own settings, in each of its transactions.  The caller's
+ * lock_timeout does not apply to them: the waits for the table's locks are
+ * the call's own (at most the budget each, retried: set_lock_timeout), and
+ * any other is brief (a catalog that autovacuum truncates, a relation the
+ * engine just made), where a short lock_timeout of the caller's would fail
+ * a call late for nothing.
  */
-static int	lock_timeout_nest_level = 0;
+static int	call_settings_nest_level = 0;
 
 static void
-ignore_lock_timeout(void)
+apply_call_settings(void)
 {
-	lock_timeout_nest_level = NewGUCNestLevel();
+	call_settings_nest_level = NewGUCNestLevel();
 	(void) set_config_option("lock_timeout", "0", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	/*
+	 * (and the partitions the call makes and attaches are not checked by the
+	 * event trigger jumpbackhash_partition_bounds: their bounds are the
+	 * engine's, of the layout it checked, and at 256 partitions the checks of
+	 * the cutover's statements took part of its budget)
+	 */
+	(void) set_config_option("subsetting_reshard.engine_ddl", "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
 }
 
 /*
@@ -64,16 +73,16 @@ ignore_lock_timeout(void)
 void
 restore_session_settings(engine *e)
 {
-	if (!e->atomic && lock_timeout_nest_level > 0)
-		AtEOXact_GUC(true, lock_timeout_nest_level);
-	lock_timeout_nest_level = 0;
+	if (!e->atomic && call_settings_nest_level > 0)
+		AtEOXact_GUC(true, call_settings_nest_level);
+	call_settings_nest_level = 0;
 }
 
 /* What the call ignores of the caller's settings, again in the transaction that just started. */
 static void
 transaction_started(void)
 {
-	ignore_lock_timeout();
+	apply_call_settings();
 #if PG_VERSION_NUM >= 170000
 	if (ignore_transaction_timeout && get_timeout_active(TRANSACTION_TIMEOUT))
 		disable_timeout(TRANSACTION_TIMEOUT, false);
@@ -130,9 +139,9 @@ settle_session_settings(engine *e)
 						   : "The transaction that calls it is read-only."),
 				 errhint("SET default_transaction_read_only = off, then call it again.")));
 	/* (a call made in a transaction block leaves the block's settings alone) */
-	lock_timeout_nest_level = 0;
+	call_settings_nest_level = 0;
 	if (!e->atomic)
-		ignore_lock_timeout();
+		apply_call_settings();
 	if (StatementTimeout > 0 && !set_by_session("statement_timeout") && get_timeout_active(STATEMENT_TIMEOUT))
 		disable_timeout(STATEMENT_TIMEOUT, false);
 #if PG_VERSION_NUM >= 170000

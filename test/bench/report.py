@@ -75,6 +75,8 @@ class Results:
 		self.stall = read_csv(results, 'reshard_stall.csv') if os.path.exists(stall) else []
 		move = os.path.join(results, 'partition_move.csv')
 		self.move = read_csv(results, 'partition_move.csv') if os.path.exists(move) else []
+		clients = os.path.join(results, 'clients.csv')
+		self.clients = read_csv(results, 'clients.csv') if os.path.exists(clients) else []
 
 	def jump_at(self, n):
 		return next(row for row in self.figure3 if int(row['n']) == n)
@@ -329,6 +331,21 @@ def move_section(r, m):
 					   ['---:', '---:', '---:', '---:', '---:']) + '\n' if stall else ''))
 
 
+def clients_section(r):
+	"""The clients' slowest calls against SQL (test/bench/clients), or nothing when it did not run."""
+	if not r.clients:
+		return ''
+	rows = [(f"`{row['case']}`" if row['case'].startswith('rocksteadier') else row['case'], row['who'],
+			 seconds(row['seconds']), f"**{ratio(float(row['over_sql']))}**" if row['who'] != 'sql' else '')
+			for row in r.clients]
+	return ('\n## The clients against SQL\n\n'
+			'`test/bench/clients`: the best of 3 of each call in SQL (`clock_timestamp()` around it, in one session) and '
+			'in each client\'s benchmark program (`clients/python/bench`, `clients/js/bench.mjs`, `clients/go/bench`), '
+			'the same inputs; the ring is built by `ring_build` (100 nodes, 5 zones, part power 20, 3 replicas) and its '
+			'text parsed. Target: within 10× the SQL time (issue 45).\n\n'
+			+ table(['call', 'who', 'seconds', 'over SQL'], rows, ['---', '---', '---:', '---:']) + '\n')
+
+
 def report(r):
 	m = r.meta
 	parts = [f"""# Performance
@@ -361,6 +378,7 @@ ratios. The machine is shared, so absolute times are indicative only. Benchmarks
 
 	parts.append(stall_section(r, m))
 	parts.append(move_section(r, m))
+	parts.append(clients_section(r))
 
 	parts.append('\n## Partition routing in one session\n\n'
 				 'What `PARTITION BY HASH (id jumpbackhash16_int8_ops)` costs where PostgreSQL computes a row\'s '

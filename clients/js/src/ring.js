@@ -21,6 +21,68 @@ function intField(what, value, min = -2147483648, max = 2147483647) {
   return value;
 }
 
+const NOT_INTEGER = /-?\d+(?:\.\d+(?:[eE][+-]?\d+)?|[eE][+-]?\d+)/y;
+const isDigit = (c) => c >= 48 && c <= 57;
+
+/**
+ * Throws at the first number of the text written with a fraction or an
+ * exponent (NOT_INTEGER) that is not a weight.  Such a number has a digit
+ * followed by '.', 'e' or 'E' where its integer part ends: those places are
+ * found by indexOf (a ring's text is megabytes of integers, and a regular
+ * expression tried at every character took a quarter of the parse), and the
+ * expression is tried from the start of the digits before each, as a scan of
+ * the whole text from its start would find the same numbers.
+ */
+function checkIntegers(text) {
+  const marks = ['.', 'e', 'E'];
+  const next = marks.map((c) => text.indexOf(c)); // the next place of each, -1 past the last
+  let end = 0; // the end of the last number read: the scan goes on from there
+  for (;;) {
+    let k = -1;
+    for (let j = 0; j < marks.length; j++) if (next[j] !== -1 && (k === -1 || next[j] < next[k])) k = j;
+    if (k === -1) return;
+    const q = next[k];
+    next[k] = text.indexOf(marks[k], q + 1);
+    if (q < end || q === 0 || !isDigit(text.charCodeAt(q - 1))) continue;
+    let start = q - 1;
+    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
+    if (start > 0 && text.charCodeAt(start - 1) === 45) start--; // '-'
+    if (start < end) start = end;
+    // no number of NOT_INTEGER starts before `start` past `end`; if none starts at it, none does before q
+    NOT_INTEGER.lastIndex = start;
+    const m = NOT_INTEGER.exec(text);
+    if (m === null) continue;
+    if (!/"weight"\s*:\s*$/.test(text.slice(Math.max(0, start - 40), start))) {
+      throw bad(`expected an integer at character ${start + 1}, got ${m[0]}`);
+    }
+    end = start + m[0].length;
+  }
+}
+
+/**
+ * The index in `list` (sorted by id) of the node a value of "assignment" names,
+ * or -1: a table by id when the ids span at most 2^20 values (a lookup per
+ * slot, millions of them in a large ring), else a Map.  Either finds a node
+ * only for a Number equal to its id, as Map.get does.
+ */
+function nodeIndexes(list) {
+  const low = list[0].id;
+  const span = list[list.length - 1].id - low + 1;
+  if (span > 1 << 20) {
+    const map = new Map(list.map((n, i) => [n.id, i]));
+    return (value) => map.get(value) ?? -1;
+  }
+  const table = new Int32Array(span).fill(-1);
+  list.forEach((n, i) => {
+    table[n.id - low] = i;
+  });
+  return (value) => {
+    if (typeof value !== 'number') return -1;
+    const k = value - low;
+    return k >= 0 && k < span && Math.floor(k) === k ? table[k] : -1;
+  };
+}
+
 /** Where Swift's handoff walk starts for a partition (ring_handoff_start). */
 export function handoffStart(partPower, partition) {
   const digest = createHash('md5').update(String(partition)).digest();
@@ -47,11 +109,7 @@ export class PartitionRing {
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw bad('not a JSON object');
     // JSON.parse reads 1.0 and 1e0 as 1: the extension takes only a weight written with a fraction or an exponent
-    for (const m of text.matchAll(/-?\d+(?:\.\d+(?:[eE][+-]?\d+)?|[eE][+-]?\d+)/g)) {
-      if (!/"weight"\s*:\s*$/.test(text.slice(Math.max(0, m.index - 40), m.index))) {
-        throw bad(`expected an integer at character ${m.index + 1}, got ${m[0]}`);
-      }
-    }
+    checkIntegers(text);
     for (const k of Object.keys(value)) {
       if (!['part_power', 'replicas', 'seed', 'nodes', 'assignment'].includes(k)) throw bad(`unknown key "${k}"`);
     }
@@ -95,14 +153,14 @@ export class PartitionRing {
     if (!Array.isArray(assignment) || assignment.length !== replicas || assignment.some((row) => !Array.isArray(row) || row.length !== parts)) {
       throw bad(`"assignment" must be ${replicas} arrays (one per replica) of ${parts} node ids`);
     }
-    const indexOf = new Map(list.map((n, i) => [n.id, i]));
+    const indexOf = nodeIndexes(list);
     // by partition: the node indexes of partition x's replicas at [x * R + r]
     const byPartition = new Uint16Array(parts * replicas);
     for (let r = 0; r < replicas; r++) {
       const row = assignment[r];
       for (let x = 0; x < parts; x++) {
-        const index = indexOf.get(row[x]);
-        if (index === undefined) throw bad(`replica ${r} of partition ${x} is on node ${describe(row[x])}, which is not in "nodes"`);
+        const index = indexOf(row[x]);
+        if (index === -1) throw bad(`replica ${r} of partition ${x} is on node ${describe(row[x])}, which is not in "nodes"`);
         for (let s = 0; s < r; s++) {
           if (byPartition[x * replicas + s] === index) throw bad(`partition ${x} has two replicas on node ${row[x]}`);
         }

@@ -1,6 +1,7 @@
 // Ringsteady and Rocksteadier subsetting: the extension's src/core/ringsteady.c,
 // src/core/rocksteadier.c and the checks of src/subsets.c, ported.
-import { argError, checkInt, MASK64, splitmix64Mix, SplitMix64 } from './hash.js';
+import { argError, checkInt, MASK64 } from './hash.js';
+import { shuffleRowsFrom } from './lotshuffle.js';
 
 export const MAX_SUBSET_MEMBERS = 1 << 24;
 export const MAX_LOT_SIZE = 65536;
@@ -126,20 +127,6 @@ export function ringsteadySubset(frontend, backends, subsetSize, backendScaling 
   return out;
 }
 
-/** The shuffle of backend lot `backendLot` seen by frontend lot `frontendLot`. */
-function shuffleLot(frontendLot, backendLot, lotSize) {
-  const rng = new SplitMix64(splitmix64Mix((BigInt(frontendLot) << 32n) | BigInt(backendLot)));
-  const perm = new Int32Array(lotSize);
-  for (let i = 0; i < lotSize; i++) perm[i] = i;
-  for (let i = lotSize - 1; i >= 1; i--) {
-    const r = Number((rng.next() * BigInt(i + 1)) >> 64n);
-    const t = perm[i];
-    perm[i] = perm[r];
-    perm[r] = t;
-  }
-  return perm;
-}
-
 /** The number of tasks a rocksteadier subset shuffles (rocksteadier_shuffle_steps). */
 function shuffleSteps(backends, count, lotSize) {
   if (count === 0) return 0;
@@ -175,18 +162,20 @@ export function rocksteadierSubset(frontend, backends, subsetSize, lotSize = 10)
   if (count <= lots - 1) {
     passes = 1;
   } else {
-    const last = shuffleLot(frontendLot, lastLot, lotSize);
+    const last = shuffleRowsFrom(frontendLot, lastLot, lotSize, 0);
     for (passes = 0; passStart[passes] < count; passes++) {
       const row = (firstRow + passes) % lotSize;
       passStart[passes + 1] = passStart[passes] + lots - (last[row] >= lotSize - padding ? 1 : 0);
       passFilled[passes] = 0;
     }
   }
+  // the rows read, firstRow .. firstRow + passes - 1 mod L: the shuffles need only those from the lowest on
+  const lowestRow = firstRow + passes <= lotSize ? firstRow : 0;
   const cursor = new Cursor(lots, startRank(frontendLot, lots, true));
   let written = 0;
   for (let visit = 0; visit < lots && written < count; visit++) {
     const lot = cursor.next();
-    const rows = shuffleLot(frontendLot, lot, lotSize);
+    const rows = shuffleRowsFrom(frontendLot, lot, lotSize, lowestRow);
     for (let p = 0; p < passes; p++) {
       const offset = rows[(firstRow + p) % lotSize];
       if (lot === lastLot && offset >= lotSize - padding) continue;

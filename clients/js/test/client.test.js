@@ -134,6 +134,26 @@ test('ringsteady and rocksteadier subsets', () => {
   assert.throws(() => s.rocksteadierSubset(0, 10, 3, 65537), /lot size must be between 1 and 65536, got 65537/);
 });
 
+// Rocksteadier with large lots (the shuffles run in WebAssembly, from the first row read), from the extension
+// (psql, 1.2 on PostgreSQL 18): whole subsets, or of the larger ones the count and sum(b * i), i the 1-based place
+test('rocksteadier subsets of large lots', () => {
+  const weighted = (subset) => subset.reduce((acc, b, i) => acc + BigInt(b) * BigInt(i + 1), 0n);
+  const big = s.rocksteadierSubset(5, 2147483647, 300, 65536);
+  assert.equal(big.length, 300);
+  assert.deepEqual(big.slice(0, 6), [10861, 1073748135, 536877015, 1610637325, 268464191, 1342195318]);
+  assert.deepEqual(big.slice(-3).reverse(), [1782601021, 708881545, 1245734577]);
+  assert.equal(big.reduce((a, b) => a + b, 0), 318961019455);
+  assert.equal(weighted(big), 48347250657816n);
+  // several passes from row 3720 / several from row 65535 (the rows read wrap around) / all 10 rows, from row 7
+  assert.deepEqual(s.rocksteadierSubset(70000, 200000, 10, 65536), [92100, 13705, 153512, 75847, 226, 165581, 81194, 20495, 172724, 89164]);
+  assert.deepEqual(s.rocksteadierSubset(131071, 200000, 7, 65536), [78543, 197861, 52784, 167678, 104893, 21198, 193193]);
+  assert.deepEqual(s.rocksteadierSubset(9, 95, 95, 10), [0, 87, 41, 29, 68, 18, 56, 39, 77, 3, 88, 47, 28, 63, 13, 94, 59, 33, 72, 8, 89, 40, 22, 60, 17, 92, 54, 38, 75, 4, 84, 43, 27, 62, 19, 50, 31, 70, 9, 82, 42, 20, 61, 14, 51, 30, 78, 2, 81, 46, 21, 69, 10, 91, 52, 34, 79, 5, 83, 44, 26, 67, 15, 90, 53, 32, 74, 1, 80, 45, 24, 65, 12, 58, 36, 71, 7, 86, 49, 23, 64, 11, 57, 37, 73, 6, 85, 48, 25, 66, 16, 93, 55, 35, 76]);
+  const many = s.rocksteadierSubset(3, 262144, 100000, 65536);
+  assert.equal(many.length, 100000);
+  assert.equal(weighted(many), 655465986386022n);
+  assert.deepEqual(s.rocksteadierSubset(123456, 1000000, 40, 1000), [123320, 635922, 379932, 891591, 251278, 763448, 507286, 7732, 519003, 263474, 775546, 135852, 647269, 391589, 903478, 71272, 583095, 327289, 839712, 199452, 711527, 455825, 967724, 39576, 551301, 295218, 807236, 167977, 679200, 423995, 935708, 103118, 615363, 359283, 871426, 231280, 743314, 487090, 999055, 23287]);
+});
+
 // ring_build(ARRAY[1,2,3,4], ARRAY[1,1,1,1], ARRAY[1,1,2,2], ARRAY[0,0,0,1], 2, 2)::text, from the extension
 const RING = '{"part_power": 2, "replicas": 2, "seed": 0, "nodes": [{"id": 1, "zone": 1, "region": 0, "weight": 1}, {"id": 2, "zone": 1, "region": 0, "weight": 1}, {"id": 3, "zone": 2, "region": 0, "weight": 1}, {"id": 4, "zone": 2, "region": 1, "weight": 1}], "assignment": [[3, 4, 1, 2], [4, 2, 4, 4]]}';
 
