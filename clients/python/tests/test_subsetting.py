@@ -5,8 +5,10 @@ The golden values marked "extension" were computed by the extension itself
 test/check-clients compares the library with the extension on fresh random inputs.
 """
 
-import sys
+import hashlib
 import os
+import random
+import sys
 import unittest
 import uuid
 
@@ -14,6 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import subsetting as S  # noqa: E402
 from subsetting import LimitExceededError, RingFormatError, SubsettingError  # noqa: E402
+from subsetting import _shuffle  # noqa: E402
 
 # extension: SELECT ring_build('{1,2,3,4}', '{1,1,1,2}', '{0,1,2,2}', part_power => 2, replicas => 2)::text
 RING_TEXT = ('{"part_power": 2, "replicas": 2, "seed": 0, "nodes": [{"id": 1, "zone": 0, "region": 0, '
@@ -141,6 +144,40 @@ class SubsetTest(unittest.TestCase):
         self.assertEqual(S.rocksteadier_subset(7, 25, 25, 4),
                          [4, 22, 12, 3, 18, 10, 6, 23, 15, 0, 19, 9, 7, 20, 14, 2, 16, 8, 5, 21, 13, 1, 17, 11, 24])
 
+    def test_large_lot_extension_values(self):
+        # extension (subsetting 1.2 on PostgreSQL 18): lots of 65536 and 4096 tasks, read by the packed
+        # lanes (_shuffle.Lanes); md5 is SELECT md5(rocksteadier_subset(...)::text)
+        def md5(subset):
+            return hashlib.md5(("{" + ",".join(map(str, subset)) + "}").encode()).hexdigest()
+
+        big = S.rocksteadier_subset(5, 2147483647, 300, lot_size=65536)
+        self.assertEqual(big[:5], [10861, 1073748135, 536877015, 1610637325, 268464191])
+        self.assertEqual(md5(big), "8af1c80cbe5edcfdf53df0e67e08fd62")
+        self.assertEqual(md5(S.rocksteadier_subset(123456789, 2147483647, 100, 4096)),
+                         "11200520abbff215c8e7611b442d0e5d")
+        # three rows a lot, wrapping to rows 0 and 1, and the last lot's rows for the passes
+        self.assertEqual(S.rocksteadier_subset(65535, 1000000, 40, 65536),
+                         [57888, 584984, 266638, 834448, 147732, 662633, 397178, 942882, 114671, 603320,
+                          354991, 877242, 250043, 723462, 493115, 999848, 6940, 531658, 295470, 821915,
+                          169381, 687518, 408697, 958348, 78015, 623591, 364013, 906799, 204344, 731377,
+                          512460, 989158, 2647, 530291, 313700, 847951, 154870, 689456, 456843, 923841])
+        self.assertEqual(S.rocksteadier_subset(7, 1000000, 5, 1000), [666, 512788, 256821, 768596, 128318])
+        self.assertEqual(S.rocksteadier_subset(2147483647, 2147483647, 3, 65536), [2147448766, 40355, 1073765265])
+
+    def test_packed_lanes_read_the_walks_rows(self):
+        # the packed lanes against the step-by-step walk (the C code's loop), on every small lot and some
+        # large ones, rows anywhere (row 0, the last row, several a lot)
+        r = random.Random(20240601)
+        sizes = list(range(1, 40)) + [r.randrange(40, 3000) for _ in range(30)] + [1024, 1025, 2049, 65536]
+        for lot_size in sizes:
+            for _ in range(3):
+                lowest = r.choice([0, lot_size - 1, r.randrange(lot_size)])
+                rows = sorted({lowest} | {r.randrange(lowest, lot_size) for _ in range(r.randrange(4))})
+                seed = r.getrandbits(64)
+                walk = _shuffle.shuffle_walk(seed, lot_size, 0)
+                with self.subTest(lot_size=lot_size, rows=rows, seed=seed):
+                    self.assertEqual(_shuffle.Lanes(lot_size, lowest).rows(seed, rows), [walk[q] for q in rows])
+
     def test_prefix_and_permutation(self):
         for f in range(30):
             full = S.rocksteadier_subset(f, 23, 23, 5)
@@ -211,6 +248,9 @@ class RingTest(unittest.TestCase):
             RING_TEXT.replace('"replicas": 2', '"replicas": 2.0'): "replicas must be an integer",
             RING_TEXT.replace('"id": 3', '"id": 2'): "node id 2 appears twice",
             '{"part_power": 1}': 'key "assignment" is missing',
+            RING_TEXT.replace("[3, 1, 4, 2]", "[3, 1, 4, true]"): "partition 3 is on node True",
+            RING_TEXT.replace("[3, 1, 4, 2]", "[3, 1.0, 4, 2]"): "partition 1 is on node 1.0",
+            RING_TEXT.replace("[1, 4, 2, 4]", "[1, 4, 2, 2]"): "partition 3 has two replicas on node 2",
         }
         for text, message in bad.items():
             with self.subTest(message=message):

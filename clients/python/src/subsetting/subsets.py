@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._args import MASK64, check_int, check_int32
 from ._errors import LimitExceededError, SubsettingError
-from .hashing import GAMMA, splitmix64_mix
+from ._shuffle import lot_rows, lot_seed, plan
 
 __all__ = ["ringsteady_subset", "rocksteadier_subset", "MAX_SUBSET_MEMBERS", "MAX_LOT_SIZE"]
 
@@ -124,19 +124,6 @@ def ringsteady_subset(frontend: int, backends: int, subset_size: int,
     return [cursor.next() for _ in range(min(k, n))]
 
 
-def _shuffle_rows_from(frontend_lot: int, backend_lot: int, lot_size: int, lowest_row: int) -> list[int]:
-    """Rows lowest_row .. lot_size - 1 of the Fisher-Yates shuffle (from the top) of a lot."""
-    perm = list(range(lot_size))
-    if lot_size <= 1:
-        return perm
-    state = splitmix64_mix(((frontend_lot << 32) | backend_lot) & MASK64)
-    for i in range(lot_size - 1, max(lowest_row, 1) - 1, -1):
-        state = (state + GAMMA) & MASK64
-        r = (splitmix64_mix(state) * (i + 1)) >> 64
-        perm[i], perm[r] = perm[r], perm[i]
-    return perm
-
-
 def _shuffle_steps(backends: int, count: int, lot_size: int) -> int:
     if count == 0:
         return 0
@@ -172,7 +159,10 @@ def rocksteadier_subset(frontend: int, backends: int, subset_size: int, lot_size
     if count <= lots - 1:
         passes = 1
     else:
-        last = _shuffle_rows_from(frontend_lot, last_lot, L, 0)
+        last_rows = [(first_row + p) % L for p in range(min(L, -(-count // (lots - 1)) if lots > 1 else L))]
+        last_lanes = plan(L, last_rows, 1)
+        last = dict(zip(last_rows, lot_rows(last_lanes, lot_seed(frontend_lot, last_lot), L, last_rows,
+                                            min(last_rows))))
         passes = 0
         while pass_start[passes] < count:
             row = (first_row + passes) % L
@@ -180,22 +170,27 @@ def rocksteadier_subset(frontend: int, backends: int, subset_size: int, lot_size
             passes += 1
     pass_filled = [0] * passes
     lowest_row = first_row if first_row + passes <= L else 0
+    rows = [(first_row + p) % L for p in range(passes)]
+    # the lots visited: at most count + 1 (each gives a task to the first pass, but the last lot)
+    lanes = plan(L, rows, min(lots, count + 1))
 
     out = [0] * count
     cursor = _Cursor(lots, _start_rank(frontend_lot, lots, True))
     written = 0
+    real = L - padding       # the tasks of the last lot
     for _visit in range(lots):
         if written >= count:
             break
         lot = cursor.next()
-        rows = _shuffle_rows_from(frontend_lot, lot, L, lowest_row)
+        offsets = lot_rows(lanes, lot_seed(frontend_lot, lot), L, rows, lowest_row)
+        base = lot * L
         for p in range(passes):
-            offset = rows[(first_row + p) % L]
-            if lot == last_lot and offset >= L - padding:
+            offset = offsets[p]
+            if lot == last_lot and offset >= real:
                 continue
             index = pass_start[p] + pass_filled[p]
             pass_filled[p] += 1
             if index < count:
-                out[index] = lot * L + offset
+                out[index] = base + offset
                 written += 1
     return out
