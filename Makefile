@@ -28,6 +28,7 @@ OBJS = \
 	src/resharding/copy.o \
 	src/resharding/remote.o \
 	src/resharding/inspect.o \
+	src/resharding/unique_constraints.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \
@@ -149,7 +150,8 @@ SQL_SOURCES = \
 	src/sql/placement/move_phase_finish.sql \
 	src/sql/placement/move_phase_undo.sql \
 	src/sql/placement/partition_move.sql \
-	src/sql/placement/rebalance.sql
+	src/sql/placement/rebalance.sql \
+	src/sql/placement/partition_unique_constraints.sql
 
 # The scripts the sources make (src/sql/assemble), in SQL_BUILD (gitignored):
 # the full script of the current version, and an update script for each
@@ -201,6 +203,7 @@ REGRESS = \
 	engine_move_finish \
 	engine_move_undo \
 	move_interrupted \
+	unique_constraints \
 	move_rebalance_weights \
 	routing_layout \
 	partition_bounds \

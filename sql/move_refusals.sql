@@ -54,10 +54,15 @@ CALL partition_move('m_3', NULL);
 -- partition dropped here: refused, all named at once.  (A table with a
 -- foreign partition can have none of the first; u has none yet.)
 CREATE TABLE refers (id bigint PRIMARY KEY);
-CREATE TABLE u (id bigint PRIMARY KEY REFERENCES refers) PARTITION BY HASH (id jumpbackhash2_int8_ops);
+CREATE TABLE u (id bigint NOT NULL REFERENCES refers) PARTITION BY HASH (id jumpbackhash2_int8_ops);
+CREATE UNIQUE INDEX u_id ON u (id);
 CREATE TABLE u_0 PARTITION OF u FOR VALUES WITH (MODULUS 2, REMAINDER 0);
 CREATE TABLE u_1 PARTITION OF u FOR VALUES WITH (MODULUS 2, REMAINDER 1);
-CREATE TABLE referring (id bigint REFERENCES u);
+CREATE TABLE referring (id bigint REFERENCES u (id));
+CALL partition_move('u_0', 'move_b');
+-- The table's PRIMARY KEY and UNIQUE constraints before all that, with the
+-- call that hands them to the partitions (the test unique_constraints).
+ALTER TABLE u ADD CONSTRAINT u_pkey PRIMARY KEY (id), ADD CONSTRAINT u_unique UNIQUE (id);
 CALL partition_move('u_0', 'move_b');
 DROP TABLE u, referring;
 CREATE FUNCTION m_touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;

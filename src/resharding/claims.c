@@ -32,6 +32,16 @@ claim_tag(Oid parent)
 	return tag;
 }
 
+/* The error of a claim that another backend holds. */
+static void
+refuse_claimed(Oid table)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_IN_USE),
+			 errmsg("table %s is being resharded by another backend", relation_name(table)),
+			 errhint("See reshard_progress.")));
+}
+
 /* This backend runs the resharding of table, or an error says who does. */
 static void
 claim_table(engine *e, Oid table)
@@ -42,13 +52,24 @@ claim_table(engine *e, Oid table)
 	if (list_member_oid(e->claims, table))
 		return;
 	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("table %s is being resharded by another backend", relation_name(table)),
-				 errhint("See reshard_progress.")));
+		refuse_claimed(table);
 	old = MemoryContextSwitchTo(e->memory);
 	e->claims = lappend_oid(e->claims, table);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * For the extension's changes of a table outside the engine's calls
+ * (unique_constraints.c): no call of the engine runs on table until this
+ * transaction ends, or an error says that one does.
+ */
+void
+claim_for_transaction(Oid table)
+{
+	LOCKTAG		tag = claim_tag(table);
+
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		refuse_claimed(table);
 }
 
 /* This backend runs the resharding of e->parent, or an error says who does. */

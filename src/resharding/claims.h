@@ -9,6 +9,7 @@
 
 #include "resharding/engine.h"
 
+extern void claim_for_transaction(Oid table);
 extern void claim(engine *e);
 extern void unclaim(engine *e);
 extern void claim_new_parent(engine *e);

@@ -132,21 +132,8 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 	e->atomic = fcinfo->context == NULL || !IsA(fcinfo->context, CallContext) ||
 		((CallContext *) fcinfo->context)->atomic;
 	if (budget != NULL)
-	{
-		int64		ms = (budget->month * (int64) DAYS_PER_MONTH + budget->day) * SECS_PER_DAY * 1000 + budget->time / 1000;
-
-		if (ms < 1 || ms > 3600 * 1000)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cutover_budget must be between 1 ms and 1 hour, not %s",
-							DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(budget))))));
-		e->budget_ms = (int) ms;
-	}
-	if (attempts < 1 || attempts > 1000)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cutover_attempts must be between 1 and 1000, not %d", attempts)));
-	e->attempts = attempts;
+		e->budget_ms = cutover_budget_ms(budget);
+	e->attempts = checked_cutover_attempts(attempts);
 	e->parent = parent;
 	e->claims = NIL;
 	e->triggers_swept = 0;

@@ -25,6 +25,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
 #include "utils/timeout.h"
 #include "utils/wait_event.h"
 
@@ -191,6 +192,31 @@ set_lock_timeout(int ms)
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 	(void) set_config_option("deadlock_timeout", psprintf("%d", Max(ms / 2, 1)),
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/* A call's cutover_budget in milliseconds, or an error if it is not between 1 ms and 1 hour. */
+int
+cutover_budget_ms(Interval *budget)
+{
+	int64		ms = (budget->month * (int64) DAYS_PER_MONTH + budget->day) * SECS_PER_DAY * 1000 + budget->time / 1000;
+
+	if (ms < 1 || ms > 3600 * 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cutover_budget must be between 1 ms and 1 hour, not %s",
+						DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(budget))))));
+	return (int) ms;
+}
+
+/* A call's cutover_attempts, or an error if it is not between 1 and 1000. */
+int
+checked_cutover_attempts(int attempts)
+{
+	if (attempts < 1 || attempts > 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cutover_attempts must be between 1 and 1000, not %d", attempts)));
+	return attempts;
 }
 
 /*

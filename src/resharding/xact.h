@@ -6,6 +6,7 @@
 #ifndef SUBSETTING_RESHARDING_XACT_H
 #define SUBSETTING_RESHARDING_XACT_H
 
+#include "datatype/timestamp.h"
 #include "utils/elog.h"
 
 #include "resharding/engine.h"
@@ -25,6 +26,8 @@ extern bool run_unit(engine *e, engine_unit unit);
 extern bool with_lock_retries(engine *e, engine_unit unit, const char *what);
 
 /* locks */
+extern int	cutover_budget_ms(Interval *budget);
+extern int	checked_cutover_attempts(int attempts);
 extern void set_lock_timeout(int ms);
 extern void lock_relations(List *relations, LOCKMODE mode);
 extern void lock_with_retries(engine *e, List *relations, LOCKMODE mode, const char *what);

@@ -27,6 +27,7 @@ DECLARE
     n bigint;
     write_to oid;   -- the target, or a foreign table on it written in batches
     read_from oid;  -- the partition, or a foreign table on it read in batches
+    r record;
 BEGIN
     PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['copy']);
     IF current_setting('transaction_isolation') <> 'repeatable read' THEN
@@ -35,6 +36,21 @@ BEGIN
     -- (sources_copied counts the sources in order: the partition's is its bucket's)
     IF s.sources_copied > s.bucket THEN
         s.sources_copied := cardinality(s.sources) + 1;
+        -- (a partition moved here from a server: the table's PRIMARY KEY and
+        -- UNIQUE constraints that its partitions keep, named after it)
+        IF s.server IS NULL THEN
+            FOR r IN SELECT u.name, u.definition FROM @extschema@.partition_unique_constraints u
+                     WHERE u.parent = s.parent
+                       AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conrelid = target
+                                                                     AND pg_get_constraintdef(c.oid) = u.definition)
+                     ORDER BY u.name LOOP
+                EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I %s', target::regclass,
+                               @extschema@.reshard_free_name((SELECT relnamespace FROM pg_class WHERE oid = target),
+                                                             (SELECT relname FROM pg_class WHERE oid = s.partition) || '_' || r.name,
+                                                             ''),
+                               r.definition);
+            END LOOP;
+        END IF;
         PERFORM @extschema@.reshard_key_indexes(s);
         IF s.server IS NOT NULL THEN
             PERFORM @extschema@.move_remote_indexes(s);

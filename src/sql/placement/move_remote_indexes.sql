@@ -3,7 +3,9 @@
 
 -- As the table's owner, once the copy has filled the table on the server:
 -- there, the indexes of the partition, or of the parent if it came from a
--- server (named after the partition there), each as unique as it is here:
+-- server (named after the partition there) with the PRIMARY KEY and UNIQUE
+-- constraints of the parent that its partitions keep
+-- (partition_unique_constraints), each as unique as it is here:
 -- a PRIMARY KEY, UNIQUE or EXCLUDE constraint as that constraint (its
 -- definition as pg_get_constraintdef gives it: DEFERRABLE, INCLUDE,
 -- WHERE), a unique index that is no constraint's (partial, or of
@@ -58,6 +60,11 @@ BEGIN
           FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am a ON a.oid = i.relam
           LEFT JOIN pg_constraint c ON c.conrelid = x.indrelid AND c.conindid = x.indexrelid AND c.contype IN ('p', 'u', 'x')
           WHERE x.indrelid = model
+          UNION ALL
+          -- (the table's constraints that its partitions keep)
+          SELECT 1, moved_name || '_' || u.name, 'constraint',
+                 format('ALTER TABLE %s ADD ', replace(remote, '%', '%%')) || '%s ' || replace(u.definition, '%', '%%')
+          FROM @extschema@.partition_unique_constraints u WHERE model = s.parent AND u.parent = s.parent
           UNION ALL
           SELECT 2, moved_name || '_key_idx', 'index',
                  'CREATE INDEX %s ' || replace(format('ON %s ((%s))', remote, s.key), '%', '%%')

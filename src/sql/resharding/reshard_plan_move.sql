@@ -61,6 +61,18 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Name the foreign server to move it to, or NULL for this server.';
     END IF;
+    -- The table's PRIMARY KEY and UNIQUE constraints: PostgreSQL allows
+    -- no foreign partition under them; its partitions can keep them.
+    SELECT string_agg(format('%I', c.conname), ', ' ORDER BY c.conname) INTO bad
+    FROM pg_constraint c WHERE c.conrelid = parent AND c.contype IN ('p', 'u');
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot move %, its table % has PRIMARY KEY or UNIQUE constraints: %', partition, parent, bad
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'PostgreSQL allows no foreign partition under a table with a unique index.',
+                  HINT = format('Hand them to its partitions first, each of which keeps its index as a constraint of its own (nothing is built): CALL %s.unique_constraints_to_partitions(%L);',
+                                (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                                 WHERE x.extname = 'subsetting'), parent::text);
+    END IF;
     -- Both servers (the one it leaves, the one it goes to), as the
     -- owner reaches them.
     SELECT string_agg(x, ', ') INTO bad FROM (

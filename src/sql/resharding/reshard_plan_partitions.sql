@@ -6,7 +6,8 @@
 -- adding) has no foreign key of its own; every partition, old (the
 -- table's, by bucket) and new, is a table or a foreign table of the
 -- table's owner with the table's columns and check constraints, and no
--- code of its own; the new one is empty.  Not revoked from PUBLIC:
+-- code of its own; each one here has the table's PRIMARY KEY and UNIQUE
+-- constraints that its partitions keep; the new one is empty.  Not revoked from PUBLIC:
 -- reshard_plan runs as the table's owner, any role, and calls it in SQL (a
 -- privilege checked); it reads the catalog and the new partition (whether
 -- it has a row, once every partition is known to be a table or a foreign
@@ -22,6 +23,7 @@ DECLARE
     r record;
     rels regclass[];
     bad text;
+    hint text;
     not_empty boolean;
     i int;
 BEGIN
@@ -82,6 +84,22 @@ BEGIN
             RAISE EXCEPTION 'table % lacks the check constraint % of %', rels[i], bad, parent
                 USING ERRCODE = 'feature_not_supported',
                       HINT = 'Give the partition exactly the parent''s columns, defaults, constraints and indexes, e.g. CREATE TABLE ... (LIKE parent INCLUDING ALL).';
+        END IF;
+        -- The table's PRIMARY KEY and UNIQUE constraints that its partitions
+        -- keep (unique_constraints_to_partitions): each partition here has
+        -- them (a table on a server has them from its move).
+        SELECT string_agg(format('%I (%s)', u.name, u.definition), ', ' ORDER BY u.name),
+               string_agg(format('ALTER TABLE %s ADD %s;', rels[i], u.definition), ' ' ORDER BY u.name)
+        INTO bad, hint
+        FROM @extschema@.partition_unique_constraints u
+        WHERE u.parent = s.parent AND r.relkind = 'r'
+          AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conrelid = rels[i] AND c.contype IN ('p', 'u')
+                                                        AND pg_get_constraintdef(c.oid) = u.definition);
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'table % lacks the unique constraint % that the partitions of % keep', rels[i], bad, parent
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'Each partition of the table enforces its PRIMARY KEY and UNIQUE constraints itself.',
+                      HINT = hint;
         END IF;
         SELECT string_agg(x, ', ') INTO bad FROM (
             SELECT format('trigger %I', tgname) AS x FROM pg_trigger WHERE tgrelid = rels[i] AND NOT tgisinternal
