@@ -54,8 +54,28 @@ DROP INDEX engine_move.users_n;
 -- Nothing to give back yet.
 CALL unique_constraints_to_parent('engine_move.users');
 
+-- An event trigger of the DBA's that grants ALL to PUBLIC on every table
+-- a DDL command alters: what it grants for the hand-overs' DDL is taken
+-- back.
+CREATE FUNCTION public.unique_grant_all() RETURNS event_trigger LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM pg_event_trigger_ddl_commands() WHERE object_type = 'table' LOOP
+        EXECUTE format('GRANT ALL ON %s TO PUBLIC', r.object_identity);
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER unique_grant_all ON ddl_command_end WHEN TAG IN ('ALTER TABLE')
+EXECUTE FUNCTION public.unique_grant_all();
+CREATE FUNCTION pg_temp.public_may() RETURNS text LANGUAGE sql AS $$
+    SELECT coalesce(string_agg(DISTINCT c.relname, ', '), 'none') FROM pg_class c, aclexplode(c.relacl) AS a
+    WHERE c.relnamespace = 'engine_move'::regnamespace AND c.relname ~ '^users' AND a.grantee = 0
+$$;
+
 -- Handed to the partitions: each keeps its indexes as they were.
 CALL unique_constraints_to_partitions('engine_move.users');
+SELECT pg_temp.public_may();
 SELECT * FROM pg_temp.constraints('engine_move.users');
 SELECT * FROM pg_temp.constraints('engine_move.users_1');
 SELECT pg_temp.same_files();
@@ -125,6 +145,9 @@ SELECT count(*), count(DISTINCT id) FROM engine_move.users;
 
 -- Given back: the table takes each partition's as its partition.
 CALL unique_constraints_to_parent('engine_move.users');
+SELECT pg_temp.public_may();
+DROP EVENT TRIGGER unique_grant_all;
+DROP FUNCTION public.unique_grant_all();
 SELECT * FROM pg_temp.constraints('engine_move.users');
 SELECT count(*) AS indexes_of_partitions FROM pg_index x JOIN pg_inherits i ON i.inhrelid = x.indexrelid
 WHERE x.indrelid IN (SELECT relid FROM pg_partition_tree('engine_move.users') WHERE isleaf);

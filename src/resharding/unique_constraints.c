@@ -37,6 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "resharding/acl.h"
 #include "resharding/claims.h"
 #include "resharding/state.h"
 #include "resharding/xact.h"
@@ -83,8 +84,9 @@ run_sql(const char *sql, int expected)
 
 /*
  * One attempt: the table and its partitions locked (each wait at most the
- * budget), the constraints handed over, partition_unique_constraints
- * written as its owner (record_owner).
+ * budget), the constraints handed over, what the DBA's event triggers
+ * granted on them for that DDL taken back (acl.h), and
+ * partition_unique_constraints written as its owner (record_owner).
  */
 static void
 hand_over(Oid parent, bool to_partitions, List *constraints, const char *schema, Oid record_owner, int budget_ms)
@@ -93,11 +95,13 @@ hand_over(Oid parent, bool to_partitions, List *constraints, const char *schema,
 	ListCell   *cell;
 	Oid			saved_user;
 	int			saved_context;
+	List	   *kept;
 
 	set_lock_timeout(budget_ms);
 	claim_for_transaction(parent);
 	LockRelationOid(parent, AccessExclusiveLock);
-	(void) find_inheritance_children(parent, AccessExclusiveLock);
+	/* (what an event trigger of the DBA's grants on them for this DDL taken back) */
+	kept = reshard_grants_kept(lcons_oid(parent, find_inheritance_children(parent, AccessExclusiveLock)));
 	foreach(cell, constraints)
 	{
 		handed_constraint *c = lfirst(cell);
@@ -111,6 +115,7 @@ hand_over(Oid parent, bool to_partitions, List *constraints, const char *schema,
 			run_sql(psprintf("ALTER TABLE %s ADD CONSTRAINT %s %s", table, quote_identifier(c->name), c->definition),
 					SPI_OK_UTILITY);
 	}
+	reshard_grants_restore(kept);
 	GetUserIdAndSecContext(&saved_user, &saved_context);
 	SetUserIdAndSecContext(record_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
 	run_sql(psprintf("DELETE FROM %s.partition_unique_constraints WHERE parent = %u", schema, parent), SPI_OK_DELETE);
