@@ -28,7 +28,9 @@ OBJS = \
 	src/resharding/copy.o \
 	src/resharding/remote.o \
 	src/resharding/inspect.o \
+	src/resharding/records.o \
 	src/resharding/unique_constraints.o \
+	src/resharding/colocation.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
 	src/core/jump.o \
@@ -134,7 +136,6 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_add_partition.sql \
 	src/sql/resharding/reshard_remove_partition.sql \
 	src/sql/resharding/reshard_abort.sql \
-	src/sql/placement/partition_placement.sql \
 	src/sql/placement/routing_layout.sql \
 	src/sql/placement/placement_plan.sql \
 	src/sql/placement/move_collation_name.sql \
@@ -151,7 +152,9 @@ SQL_SOURCES = \
 	src/sql/placement/move_phase_undo.sql \
 	src/sql/placement/partition_move.sql \
 	src/sql/placement/rebalance.sql \
-	src/sql/placement/partition_unique_constraints.sql
+	src/sql/placement/partition_unique_constraints.sql \
+	src/sql/placement/colocation.sql \
+	src/sql/placement/partition_placement.sql
 
 # The scripts the sources make (src/sql/assemble), in SQL_BUILD (gitignored):
 # the full script of the current version, and an update script for each
@@ -204,6 +207,7 @@ REGRESS = \
 	engine_move_undo \
 	move_interrupted \
 	unique_constraints \
+	colocation \
 	move_rebalance_weights \
 	routing_layout \
 	partition_bounds \

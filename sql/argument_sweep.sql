@@ -83,6 +83,9 @@ SELECT 'uuid[]'::regtype, v = '''{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}''', v
 FROM unnest(ARRAY['''{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}''', 'NULL', '''{}''', '''{NULL}''',
     '''{{00000000-0000-0000-0000-000000000000},{ffffffff-ffff-ffff-ffff-ffffffffffff}}''']) AS v
 UNION ALL
+SELECT 'regclass[]'::regtype, v = '''{pg_class,pg_index}''', v FROM unnest(ARRAY['''{pg_class,pg_index}''', 'NULL',
+    '''{}''', '''{NULL}''', '''{pg_class}''', '''{0,0}''', '''{{pg_class},{pg_index}}''']) AS v
+UNION ALL
 -- (the ordinary one: the indexes of pg_class, which is the ordinary regclass)
 SELECT 'oid[]'::regtype, v ~ '^ARRAY', v FROM unnest(ARRAY[
     'ARRAY(SELECT indexrelid FROM pg_index WHERE indrelid = ''pg_class''::regclass ORDER BY 1)', 'NULL', '''{}''',

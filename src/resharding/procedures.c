@@ -93,6 +93,61 @@ server_name(const char *server)
 	return server != NULL ? psprintf("server \"%s\"", server) : "this server";
 }
 
+/*
+ * The OIDs that query (of one oid column, arguments $1 an oid and $2 a
+ * name, NULL if server is) returns, read as the caller, in the caller's
+ * memory; %1$s in query is the extension's schema.
+ */
+static List *
+oids_of(const char *query, Oid oid, const char *server)
+{
+	Oid			argtypes[2] = {OIDOID, NAMEOID};
+	Datum		args[2] = {ObjectIdGetDatum(oid), server != NULL ? CStringGetDatum(server) : (Datum) 0};
+	char		nulls[2] = {' ', server != NULL ? ' ' : 'n'};
+	List	   *oids = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	int			nest_level;
+	char	   *schema;
+
+	SPI_connect();
+	nest_level = safe_search_path_begin();
+	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x"
+					" JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace WHERE x.extname = 'subsetting'",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "extension subsetting is not installed");
+	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (SPI_execute_with_args(psprintf(query, schema), 2, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not run \"%s\"", query);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			found = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		MemoryContext old = MemoryContextSwitchTo(caller);
+
+		oids = lappend_oid(oids, found);
+		MemoryContextSwitchTo(old);
+	}
+	safe_search_path_end(nest_level);
+	SPI_finish();
+	return oids;
+}
+
+/*
+ * The partitions of partition's bucket of the tables co-located with its
+ * table (colocate), not on server (NULL: this one), in their group's order.
+ */
+static List *
+colocated_partitions(Oid partition, const char *server)
+{
+	return oids_of("SELECT q.partition::pg_catalog.oid"
+				   " FROM %1$s.partition_placement AS me, %1$s.partition_placement AS q"
+				   " WHERE me.partition = $1 AND q.\"table\" OPERATOR(pg_catalog.=) ANY (%1$s.colocated_with(me.\"table\"))"
+				   "   AND q.\"table\" OPERATOR(pg_catalog.<>) me.\"table\" AND q.bucket OPERATOR(pg_catalog.=) me.bucket"
+				   "   AND q.server IS DISTINCT FROM $2"
+				   " ORDER BY pg_catalog.array_position(%1$s.colocated_with(me.\"table\"), q.\"table\")",
+				   partition, server);
+}
+
 PG_FUNCTION_INFO_V1(partition_move);
 
 /*
@@ -108,6 +163,12 @@ partition_move(PG_FUNCTION_ARGS)
 	Oid			parent;
 	char	   *server = PG_ARGISNULL(1) ? NULL : NameStr(*PG_GETARG_NAME(1));
 	char	   *current = NULL;
+	List	   *siblings;
+	char	   *partition_name;
+	ListCell   *cell;
+	Oid			interrupted;
+	char	   *interrupted_server;
+	int64		moved = 0;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -126,14 +187,15 @@ partition_move(PG_FUNCTION_ARGS)
 				 errhint("partition_move moves a partition of a table partitioned by the extension.")));
 	if (get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE)
 		current = GetForeignServer(GetForeignTable(partition)->serverid)->servername;
+	siblings = colocated_partitions(partition, server);
+	/* (its name now: a move puts a table of that name in its place) */
+	partition_name = relation_name(partition);
 	/* where it is already: nothing to do, unless a move of the table was cut short (it goes on, or is refused) */
-	if ((server == NULL) == (current == NULL) && (server == NULL || strcmp(server, current) == 0))
+	if ((server == NULL) == (current == NULL) && (server == NULL || strcmp(server, current) == 0) &&
+		!interrupted_move(fcinfo, parent, PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), &interrupted,
+						  &interrupted_server))
 	{
-		Oid			interrupted;
-		char	   *interrupted_server;
-
-		if (!interrupted_move(fcinfo, parent, PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), &interrupted,
-							  &interrupted_server))
+		if (siblings == NIL)
 		{
 			ereport(NOTICE,
 					(errmsg("partition %s is on %s already; nothing to do", relation_name(partition),
@@ -141,8 +203,21 @@ partition_move(PG_FUNCTION_ARGS)
 			return moved_rows_result(fcinfo, 0);
 		}
 	}
-	return moved_rows_result(fcinfo, run_call(fcinfo, parent, OPERATION_MOVE, partition, server,
-											  PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), SHARD_VIEWS_NO));
+	else
+		moved = run_call(fcinfo, parent, OPERATION_MOVE, partition, server, PG_GETARG_INTERVAL_P(3),
+						 PG_GETARG_INT32(4), SHARD_VIEWS_NO);
+	/* the partitions of its bucket of the tables co-located with its table, after it */
+	foreach(cell, siblings)
+	{
+		Oid			sibling = lfirst_oid(cell);
+
+		ereport(NOTICE,
+				(errmsg("moving %s, co-located with %s, to %s", relation_name(sibling), partition_name,
+						server_name(server))));
+		moved += run_call(fcinfo, partition_parent(sibling), OPERATION_MOVE, sibling, server,
+						  PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), SHARD_VIEWS_NO);
+	}
+	return moved_rows_result(fcinfo, moved);
 }
 
 /* A move of rebalance's plan. */
@@ -231,13 +306,20 @@ rebalance(PG_FUNCTION_ARGS)
 	parent = PG_GETARG_OID(0);
 	budget = PG_GETARG_INTERVAL_P(4);
 	attempts = PG_GETARG_INT32(5);
-	if (interrupted_move(fcinfo, parent, budget, attempts, &partition, &server))
+	/* (the interrupted moves of the tables co-located with it too) */
+	foreach(cell, oids_of("SELECT t::pg_catalog.oid FROM pg_catalog.unnest(%1$s.colocated_with($1)) AS t",
+						  parent, NULL))
 	{
-		ereport(NOTICE,
-				(errmsg("rebalance of %s: finishing the interrupted move of %s", relation_name(parent),
-						relation_name(partition))));
-		(void) run_call(fcinfo, parent, OPERATION_MOVE, partition, server, budget, attempts, SHARD_VIEWS_NO);
-		made++;
+		Oid			table = lfirst_oid(cell);
+
+		if (interrupted_move(fcinfo, table, budget, attempts, &partition, &server))
+		{
+			ereport(NOTICE,
+					(errmsg("rebalance of %s: finishing the interrupted move of %s", relation_name(parent),
+							relation_name(partition))));
+			(void) run_call(fcinfo, table, OPERATION_MOVE, partition, server, budget, attempts, SHARD_VIEWS_NO);
+			made++;
+		}
 	}
 	moves = rebalance_plan(parent, PG_GETARG_DATUM(1), fcinfo->args[2]);
 	foreach(cell, moves)
@@ -248,8 +330,8 @@ rebalance(PG_FUNCTION_ARGS)
 				(errmsg("rebalance of %s: moving %s (bucket %d) to %s, %d of %d", relation_name(parent),
 						relation_name(move->partition), move->bucket, server_name(move->server),
 						foreach_current_index(cell) + 1, list_length(moves))));
-		(void) run_call(fcinfo, parent, OPERATION_MOVE, move->partition, move->server, budget, attempts,
-						SHARD_VIEWS_NO);
+		(void) run_call(fcinfo, partition_parent(move->partition), OPERATION_MOVE, move->partition, move->server,
+						budget, attempts, SHARD_VIEWS_NO);
 		made++;
 	}
 	return inout_result(fcinfo, Int32GetDatum(made));

@@ -39,6 +39,7 @@
 #include "compat.h"
 #include "resharding/acl.h"
 #include "resharding/claims.h"
+#include "resharding/records.h"
 #include "resharding/state.h"
 #include "resharding/xact.h"
 #include "table_owner.h"
@@ -93,8 +94,6 @@ hand_over(Oid parent, bool to_partitions, List *constraints, const char *schema,
 {
 	char	   *table = relation_name(parent);
 	ListCell   *cell;
-	Oid			saved_user;
-	int			saved_context;
 	List	   *kept;
 
 	set_lock_timeout(budget_ms);
@@ -116,18 +115,18 @@ hand_over(Oid parent, bool to_partitions, List *constraints, const char *schema,
 					SPI_OK_UTILITY);
 	}
 	reshard_grants_restore(kept);
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(record_owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-	run_sql(psprintf("DELETE FROM %s.partition_unique_constraints WHERE parent = %u", schema, parent), SPI_OK_DELETE);
+	run_as_records_owner(record_owner, psprintf("DELETE FROM %s.partition_unique_constraints WHERE parent = %u",
+												schema, parent), SPI_OK_DELETE);
 	if (to_partitions)
 		foreach(cell, constraints)
 		{
 			handed_constraint *c = lfirst(cell);
 
-			run_sql(psprintf("INSERT INTO %s.partition_unique_constraints VALUES (%u, %s, %s)", schema, parent,
-							 quote_literal_cstr(c->name), quote_literal_cstr(c->definition)), SPI_OK_INSERT);
+			run_as_records_owner(record_owner,
+								 psprintf("INSERT INTO %s.partition_unique_constraints VALUES (%u, %s, %s)", schema,
+										  parent, quote_literal_cstr(c->name), quote_literal_cstr(c->definition)),
+								 SPI_OK_INSERT);
 		}
-	SetUserIdAndSecContext(saved_user, saved_context);
 }
 
 /* The call of either procedure: (parent, cutover_budget, cutover_attempts). */
@@ -155,24 +154,10 @@ hand_unique_constraints(FunctionCallInfo fcinfo, bool to_partitions)
 	parent = PG_GETARG_OID(0);
 	budget_ms = cutover_budget_ms(PG_GETARG_INTERVAL_P(1));
 	attempts = checked_cutover_attempts(PG_GETARG_INT32(2));
-	if (get_rel_relkind(parent) == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", parent)));
-	if (!RELATION_OWNERCHECK(parent, GetUserId()))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s", relation_name(parent))));
-
+	check_owner(parent);
 	SPI_connect();
 	nest_level = safe_search_path_begin();
-	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname), c.relowner"
-					" FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace"
-					" JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'partition_unique_constraints'"
-					" WHERE x.extname = 'subsetting'", true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "extension subsetting is not installed");
-	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	record_owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	schema = records_schema("partition_unique_constraints", &record_owner);
 
 	table_owner_enter(parent, &owner);
 	args[0] = ObjectIdGetDatum(parent);

@@ -14,7 +14,8 @@
 -- table's owner); read by any role, as pg_constraint is.  The engine
 -- executes the definitions as the table's owner: no other role may write a
 -- row (row-level security with a policy for reading only, and the guard
--- trigger of reshard_state for roles that bypass it).
+-- trigger of reshard_state for roles that bypass it).  A table dropped
+-- takes its rows with it (placement_records_drop, colocation.sql).
 CREATE TABLE partition_unique_constraints (
     parent oid NOT NULL,
     name name NOT NULL,
@@ -31,27 +32,6 @@ ALTER TABLE partition_unique_constraints ENABLE ALWAYS TRIGGER only_the_engine_w
 
 COMMENT ON TABLE partition_unique_constraints IS
 'the PRIMARY KEY and UNIQUE constraints of tables whose partitions keep them (unique_constraints_to_partitions): table, name, definition';
-
--- A table dropped takes its rows here with it (an OID used again must not
--- find them).  As this table's owner: the role that drops a table may not
--- write here.
-CREATE FUNCTION partition_unique_constraints_drop() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $function$
-BEGIN
-    DELETE FROM @extschema@.partition_unique_constraints
-    WHERE parent IN (SELECT objid FROM pg_event_trigger_dropped_objects()
-                     WHERE classid = 'pg_class'::regclass AND objsubid = 0 AND object_type = 'table');
-END
-$function$;
-REVOKE ALL ON FUNCTION partition_unique_constraints_drop() FROM PUBLIC;
-
-COMMENT ON FUNCTION partition_unique_constraints_drop() IS
-'deletes the records of partition_unique_constraints of the tables dropped (internal)';
-
-CREATE EVENT TRIGGER partition_unique_constraints_drop ON sql_drop
-EXECUTE FUNCTION partition_unique_constraints_drop();
 
 -- The checks of unique_constraints_to_partitions (to_partitions) and
 -- unique_constraints_to_parent, as the table's owner; returns the

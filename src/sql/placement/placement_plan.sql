@@ -16,8 +16,10 @@
 -- require.  Which partitions stay on a server: its lowest buckets; the
 -- ones that move go, in bucket order, to the servers short of their share,
 -- in the order of servers.  The shares are computed in numeric, exactly
--- (a weight is a float8, whose value numeric holds).  The plan reads only
--- this server's catalog.
+-- (a weight is a float8, whose value numeric holds).  A table co-located
+-- with others (colocate): each of their partitions goes where parent's of
+-- its bucket goes, or is, in bucket order, parent's first.  The plan
+-- reads only this server's catalog.
 CREATE FUNCTION placement_plan(parent regclass, servers name[], weights float8[] DEFAULT NULL)
 RETURNS TABLE (partition regclass, bucket int, from_server name, to_server name)
 LANGUAGE plpgsql STABLE
@@ -120,10 +122,19 @@ BEGIN
         WHERE s.ord IS NULL OR p.rank_on_server > s.share),
     free AS (
         SELECT s.server, row_number() OVER (ORDER BY s.ord, g.i) AS slot
-        FROM share AS s CROSS JOIN LATERAL generate_series(1, s.share - least(s.held, s.share)) AS g(i))
-    SELECT m.partition, m.bucket, m.server, f.server
-    FROM moving AS m JOIN free AS f USING (slot)
-    ORDER BY m.slot;
+        FROM share AS s CROSS JOIN LATERAL generate_series(1, s.share - least(s.held, s.share)) AS g(i)),
+    planned AS (
+        SELECT m.partition, f.server AS to_server FROM moving AS m JOIN free AS f USING (slot)),
+    -- (each bucket's server once the plan is done, for every table of the group)
+    target AS (
+        SELECT p.bucket, CASE WHEN x.partition IS NOT NULL THEN x.to_server ELSE p.server END AS server
+        FROM placed AS p LEFT JOIN planned AS x USING (partition))
+    SELECT q.partition, q.bucket, q.server, t.server
+    FROM unnest(@extschema@.colocated_with(parent)) WITH ORDINALITY AS g(member, rank)
+    JOIN @extschema@.partition_placement AS q ON q."table" = g.member
+    JOIN target AS t ON t.bucket = q.bucket
+    WHERE q.server IS DISTINCT FROM t.server
+    ORDER BY q.bucket, g.rank;
 END
 $function$;
 

@@ -29,6 +29,16 @@ DECLARE
 BEGIN
     PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup']);
     SELECT * INTO STRICT p FROM pg_class WHERE oid = parent;
+    -- A table co-located with others keeps their bucket count.
+    IF cardinality(@extschema@.colocated_with(parent)) > 1 THEN
+        RAISE EXCEPTION 'cannot reshard %, it is co-located with %', parent,
+                        array_to_string((@extschema@.colocated_with(parent))[2:], ', ')
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Co-located tables have the same buckets; a resharding changes one table''s.',
+                  HINT = format('SELECT %s.uncolocate(%L) takes it out of its group first.',
+                                (SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+                                 WHERE x.extname = 'subsetting'), parent::text);
+    END IF;
     -- The new partition is given the table's foreign keys at the cutover;
     -- one of its own would act on the copies while they are made (a
     -- cascade from the table it refers to would delete a copy the change
