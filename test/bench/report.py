@@ -77,6 +77,8 @@ class Results:
 		self.move = read_csv(results, 'partition_move.csv') if os.path.exists(move) else []
 		clients = os.path.join(results, 'clients.csv')
 		self.clients = read_csv(results, 'clients.csv') if os.path.exists(clients) else []
+		joins = os.path.join(results, 'colocated_join.csv')
+		self.joins = read_csv(results, 'colocated_join.csv') if os.path.exists(joins) else []
 
 	def jump_at(self, n):
 		return next(row for row in self.figure3 if int(row['n']) == n)
@@ -346,6 +348,27 @@ def clients_section(r):
 			+ table(['call', 'who', 'seconds', 'over SQL'], rows, ['---', '---', '---:', '---:']) + '\n')
 
 
+def joins_section(r, m):
+	"""Joins of co-located tables over servers (test/bench/colocated_join), or nothing when it did not run."""
+	if not r.joins:
+		return ''
+	cases = {'local': 'all here', 'spread': 'spread, co-located',
+			 'spread_no_partitionwise': 'spread, `enable_partitionwise_join` off'}
+	rows = [(row['query'], cases[row['case']], milliseconds(row['milliseconds']),
+			 f"**{ratio(float(row['over_local']))}**" if row['case'] != 'local' else '', row['load']) for row in r.joins]
+	return ('\n## Joins of co-located tables over servers\n\n'
+			f"`test/bench/colocated_join{m.get('colocated_join_arguments', '')}`: a coordinator and servers `a` and "
+			'`b` on this machine (Unix sockets), `orders` (4 per customer) and `order_items` (3 per order), `HASH '
+			'(customer_id jumpbackhash8_int8_ops)`, twice: all here, and co-located (`colocate`) and spread by '
+			'`rebalance` (3 buckets here, 3 on `a`, 2 on `b`), `enable_partitionwise_join` and '
+			'`enable_partitionwise_aggregate` on for the database; each figure the median of 7 runs, the cases '
+			'alternating. *whole*: `count(*)` and a sum over the join on the key; *customer*: the join of one '
+			'customer, per query (200 in a row). The three servers share the machine\'s cores: this measures what '
+			'the servers cost, not what they add ([scaling-out.md](scaling-out.md#co-located-tables)).\n\n'
+			+ table(['query', 'tables', 'per query', 'over all here', 'load'], rows,
+					['---', '---', '---:', '---:', '---:']) + '\n')
+
+
 def report(r):
 	m = r.meta
 	parts = [f"""# Performance
@@ -379,6 +402,7 @@ ratios. The machine is shared, so absolute times are indicative only. Benchmarks
 	parts.append(stall_section(r, m))
 	parts.append(move_section(r, m))
 	parts.append(clients_section(r))
+	parts.append(joins_section(r, m))
 
 	parts.append('\n## Partition routing in one session\n\n'
 				 'What `PARTITION BY HASH (id jumpbackhash16_int8_ops)` costs where PostgreSQL computes a row\'s '

@@ -9,7 +9,9 @@
 #	mirror, no key is there twice, and a duplicate is refused on every
 #	server, through the parent and directly there; the partitions' tables
 #	on the servers, and those that came back, have the constraints; at the
-#	end unique_constraints_to_parent gives them back to the table.
+#	end unique_constraints_to_parent gives them back to the table.  Moves
+#	cut short in each phase and called again leave the constraints made
+#	all the same.
 #
 # suite: partition move
 use strict;
@@ -122,6 +124,43 @@ is(on($coordinator, "SELECT string_agg(conname, ',' ORDER BY conname) FROM pg_co
 	WHERE conrelid = '$on_a[1]'::regclass AND contype IN ('p', 'u')"),
 	"$on_a[1]_items_id_v,$on_a[1]_items_pkey", "$on_a[1], back here, has both, named after it");
 checked('a move across servers and one back');
+
+# Moves cut short in each phase (the backend terminated), then called
+# again: the table made on the server, or here, has the constraints all
+# the same (made once the copy is done, all or none, and skipped when they
+# are there), and the table is its mirror.
+on($coordinator, $CUT_AT);
+my $run = 0;
+start_writer_loops($coordinator, %writers);
+for my $cut ([ 'copy', 'out' ], [ 'catch up', 'across' ], [ 'verify', 'back' ], [ 'cutover', 'out' ], [ 'finish', 'across' ])
+{
+	my ($wanted, $direction) = @$cut;
+	$run++;
+	my ($partition, $from) = split /\|/, on($coordinator,
+		"SELECT partition, server FROM partition_placement WHERE \"table\" = 'items'::regclass
+		 AND " . ($direction eq 'out' ? 'server IS NULL' : 'server IS NOT NULL') . " ORDER BY bucket DESC LIMIT 1");
+	my $server = $direction eq 'out' ? ($run % 2 ? 'b' : 'a') : $direction eq 'back' ? '' : $from eq 'a' ? 'b' : 'a';
+	my $target = $server eq '' ? 'NULL' : "'$server'";
+	my $name = "run $run ($partition from " . ($from || 'here') . ' to ' . ($server || 'here') . ", cut in $wanted)";
+	my $call = start_sql($coordinator,
+		[ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
+		  "CALL partition_move('$partition', $target, cutover_budget => '1 s', cutover_attempts => 20)" ]);
+	my $seen = on($coordinator, "SELECT cut_at('public.items', $run, '$wanted', 'terminate')");
+	finish_sql($call, "the end of the call of $name");
+	note "$name: cut at $seen";
+	wait_until($coordinator,
+		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)",
+		"the backend of the call of $name to end");
+	($ret, $out, $err) = call_until_done($coordinator,
+		"CALL partition_move('$partition', $target, cutover_budget => '1 s', cutover_attempts => 20)", 'public.items');
+	is($ret, 0, "$name: called again, it is done") or diag $err;
+	my $node = $server eq '' ? $coordinator : $servers{$server};
+	is(on($node, "SELECT count(*) FILTER (WHERE contype = 'p') || ' ' || count(*) FILTER (WHERE contype = 'u')
+		FROM pg_constraint WHERE conrelid = 'public.$partition'::regclass"), '1 1',
+		"$name: its table " . ($server eq '' ? 'here' : "on server $server") . ' has the PRIMARY KEY and the UNIQUE constraint');
+}
+stop_writer_loops(sub { });
+checked('moves cut short and called again');
 
 # Three servers to one, and the constraints back to the table.
 start_writer_loops($coordinator, %writers);

@@ -80,8 +80,13 @@ BEGIN
                                     ELSE '' END)
                  FROM pg_class c WHERE c.oid = s.parent);
     ELSE
-        EXECUTE format('CREATE FOREIGN TABLE %s (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                       target, @extschema@.move_column_definitions(s.partition, true), s.server, schema_name, moved_name);
+        -- (a table co-located with others: the planner asks the server
+        -- what a join there costs, so that it sends a join of a bucket's
+        -- partitions there, docs/scaling-out.md)
+        EXECUTE format('CREATE FOREIGN TABLE %s (%s) SERVER %I OPTIONS (schema_name %L, table_name %L%s)',
+                       target, @extschema@.move_column_definitions(s.partition, true), s.server, schema_name, moved_name,
+                       CASE WHEN cardinality(@extschema@.colocated_with(s.parent)) > 1
+                            THEN ', use_remote_estimate ''true''' ELSE '' END);
     END IF;
     FOR r IN SELECT c.conname, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
              WHERE c.conrelid = s.partition AND c.contype = 'c' ORDER BY c.conname LOOP
