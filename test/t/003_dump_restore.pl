@@ -6,7 +6,9 @@
 #	dump must create).  The restored database must give byte-identical rings
 #	and the same answers, with every row in the partition of its bucket, also
 #	when the dump loads the rows through the partitioned tables
-#	(--load-via-partition-root); and of a database created at 1.1 and
+#	(--load-via-partition-root), with the extension's records of a table
+#	whose partitions keep its primary key and of co-located tables; and of
+#	a database created at 1.1 and
 #	updated, whose tables keep placing and pruning after the restore.
 #
 # suite: dump and restore
@@ -61,6 +63,16 @@ DO $$ BEGIN
 END $$;
 INSERT INTO users SELECT i, 'user' || i || '@example.com' FROM generate_series(1, 5000) AS i;
 INSERT INTO sessions SELECT md5(i::text) FROM generate_series(1, 5000) AS i;
+CREATE TABLE members (id bigint PRIMARY KEY, email text, CONSTRAINT members_email UNIQUE (id, email))
+    PARTITION BY HASH (id jumpbackhash16_int8_ops);
+DO $$ BEGIN
+    FOR b IN 0 .. 15 LOOP
+        EXECUTE format('CREATE TABLE members_%s PARTITION OF members FOR VALUES WITH (MODULUS 16, REMAINDER %s)', b, b);
+    END LOOP;
+END $$;
+INSERT INTO members SELECT i, 'member' || i FROM generate_series(1, 1000) AS i;
+CALL unique_constraints_to_partitions('members');
+SELECT colocate(ARRAY['users', 'members']::regclass[]);
 });
 
 my $dump = PostgreSQL::Test::Utils::tempdir() . '/original.dump';
@@ -148,6 +160,22 @@ for my $db ('restored', 'rerouted')
 	is(scanned($db, "SELECT * FROM sessions WHERE token = md5('42')"),
 		scanned('original', "SELECT * FROM sessions WHERE token = md5('42')"),
 		"$db: WHERE token = md5('42') reads the one partition it reads in the original");
+}
+# The extension's records of the tables (the constraints the partitions of
+# members keep, the group of users and members): dumped, their tables by
+# name, and read back for the tables restored.
+for my $db ('restored', 'rerouted')
+{
+	is(sql($db, "SELECT string_agg(parent::text || ' ' || name || ' ' || definition, '; ' ORDER BY name)
+	             FROM partition_unique_constraints")
+		  . ' | ' . sql($db, "SELECT colocated_with('members')"),
+		'members members_email UNIQUE (id, email); members members_pkey PRIMARY KEY (id) | {members,users}',
+		"$db: the records of the handed-over constraints and of the group, by the restored tables");
+	like(sql($db, "INSERT INTO members VALUES (42, 'member42')"), qr/duplicate key value violates unique constraint/,
+		"$db: the partitions of members refuse a duplicate");
+	is(sql($db, "CALL unique_constraints_to_parent('members')")
+		  . sql($db, "SELECT string_agg(conname, ',' ORDER BY conname) FROM pg_constraint WHERE conrelid = 'members'::regclass AND contype IN ('p', 'u')"),
+		'members_email,members_pkey', "$db: the constraints given back to members, by the restored records");
 }
 like(sql('restored', "EXPLAIN (COSTS OFF) SELECT * FROM users WHERE id = 42"), qr/on users_3 users/,
 	"the restored users table prunes to users_3 (jumpbackhash(42, 16) = 3)");

@@ -5,10 +5,10 @@
 -- One row per table of a group that colocate declared: the table and its
 -- group.  Written only by colocate and uncolocate (C, as this table's
 -- owner), read by anyone (placement_plan, rebalance, partition_move and
--- partition_placement read it as their caller); protected as
+-- partition_placement read it as their caller); protected, and dumped, as
 -- partition_unique_constraints is.
 CREATE TABLE colocated_tables (
-    parent oid PRIMARY KEY,
+    parent regclass PRIMARY KEY,    -- (by name in a dump: pg_dump dumps the rows)
     colocation_group int NOT NULL
 );
 REVOKE ALL ON colocated_tables FROM PUBLIC;
@@ -18,6 +18,8 @@ CREATE POLICY anyone_reads ON colocated_tables FOR SELECT USING (true);
 CREATE TRIGGER only_the_engine_writes BEFORE INSERT OR UPDATE OR DELETE ON colocated_tables
 FOR EACH ROW EXECUTE FUNCTION reshard_state_guard();
 ALTER TABLE colocated_tables ENABLE ALWAYS TRIGGER only_the_engine_writes;
+
+SELECT pg_catalog.pg_extension_config_dump('colocated_tables', '');
 
 COMMENT ON TABLE colocated_tables IS
 'the tables placed together (colocate): table, group';

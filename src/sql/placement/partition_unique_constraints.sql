@@ -15,9 +15,10 @@
 -- executes the definitions as the table's owner: no other role may write a
 -- row (row-level security with a policy for reading only, and the guard
 -- trigger of reshard_state for roles that bypass it).  A table dropped
--- takes its rows with it (placement_records_drop, colocation.sql).
+-- takes its rows with it (placement_records_drop, colocation.sql); pg_dump
+-- dumps them, each table by its name, which the restore reads back.
 CREATE TABLE partition_unique_constraints (
-    parent oid NOT NULL,
+    parent regclass NOT NULL,       -- (by name in a dump: pg_dump dumps the rows)
     name name NOT NULL,
     definition text NOT NULL,
     PRIMARY KEY (parent, name)
@@ -29,6 +30,8 @@ CREATE POLICY anyone_reads ON partition_unique_constraints FOR SELECT USING (tru
 CREATE TRIGGER only_the_engine_writes BEFORE INSERT OR UPDATE OR DELETE ON partition_unique_constraints
 FOR EACH ROW EXECUTE FUNCTION reshard_state_guard();
 ALTER TABLE partition_unique_constraints ENABLE ALWAYS TRIGGER only_the_engine_writes;
+
+SELECT pg_catalog.pg_extension_config_dump('partition_unique_constraints', '');
 
 COMMENT ON TABLE partition_unique_constraints IS
 'the PRIMARY KEY and UNIQUE constraints of tables whose partitions keep them (unique_constraints_to_partitions): table, name, definition';
