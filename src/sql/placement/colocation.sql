@@ -13,10 +13,8 @@ CREATE TABLE colocated_tables (
 );
 REVOKE ALL ON colocated_tables FROM PUBLIC;
 GRANT SELECT ON colocated_tables TO PUBLIC;
-ALTER TABLE colocated_tables ENABLE ROW LEVEL SECURITY;
-CREATE POLICY anyone_reads ON colocated_tables FOR SELECT USING (true);
 CREATE TRIGGER only_the_engine_writes BEFORE INSERT OR UPDATE OR DELETE ON colocated_tables
-FOR EACH ROW EXECUTE FUNCTION reshard_state_guard();
+FOR EACH ROW EXECUTE FUNCTION placement_records_guard('colocate and uncolocate write it.');
 ALTER TABLE colocated_tables ENABLE ALWAYS TRIGGER only_the_engine_writes;
 
 SELECT pg_catalog.pg_extension_config_dump('colocated_tables', '');

@@ -13,10 +13,36 @@
 -- (pg_get_constraintdef).  Written only by those two procedures (C, as this
 -- table's owner); read by any role, as pg_constraint is.  The engine
 -- executes the definitions as the table's owner: no other role may write a
--- row (row-level security with a policy for reading only, and the guard
--- trigger of reshard_state for roles that bypass it).  A table dropped
+-- row, not even a member of pg_write_all_data (placement_records_guard,
+-- which fires always; no row-level security: a role that is
+-- not a superuser could then not pg_dump the database, which dumps the
+-- rows).  A table dropped
 -- takes its rows with it (placement_records_drop, colocation.sql); pg_dump
 -- dumps them, each table by its name, which the restore reads back.
+-- The guard of the extension's records (this table and colocated_tables):
+-- a write by a role that has not the privileges of the table's owner is
+-- refused, whatever its privileges (pg_write_all_data), also in a
+-- subscription's apply worker (the triggers fire always).  TG_ARGV[0]: who
+-- writes the table, for the hint.
+CREATE FUNCTION placement_records_guard() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = TG_RELID), 'USAGE') THEN
+        RAISE EXCEPTION 'only the extension writes %', TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'The extension acts on the tables it names, as their owners, by what it holds.',
+                  HINT = TG_ARGV[0];
+    END IF;
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END
+$function$;
+REVOKE ALL ON FUNCTION placement_records_guard() FROM PUBLIC;
+
+COMMENT ON FUNCTION placement_records_guard() IS
+'refuses a write to the extension''s records of tables by a role that has not the privileges of their owner (internal)';
+
 CREATE TABLE partition_unique_constraints (
     parent regclass NOT NULL,       -- (by name in a dump: pg_dump dumps the rows)
     name name NOT NULL,
@@ -25,10 +51,8 @@ CREATE TABLE partition_unique_constraints (
 );
 REVOKE ALL ON partition_unique_constraints FROM PUBLIC;
 GRANT SELECT ON partition_unique_constraints TO PUBLIC;
-ALTER TABLE partition_unique_constraints ENABLE ROW LEVEL SECURITY;
-CREATE POLICY anyone_reads ON partition_unique_constraints FOR SELECT USING (true);
 CREATE TRIGGER only_the_engine_writes BEFORE INSERT OR UPDATE OR DELETE ON partition_unique_constraints
-FOR EACH ROW EXECUTE FUNCTION reshard_state_guard();
+FOR EACH ROW EXECUTE FUNCTION placement_records_guard('unique_constraints_to_partitions and unique_constraints_to_parent write it.');
 ALTER TABLE partition_unique_constraints ENABLE ALWAYS TRIGGER only_the_engine_writes;
 
 SELECT pg_catalog.pg_extension_config_dump('partition_unique_constraints', '');
