@@ -362,8 +362,8 @@ def joins_section(r, m):
 			'(customer_id jumpbackhash8_int8_ops)`, twice: all here, and co-located (`colocate`) and spread by '
 			'`rebalance` (3 buckets here, 3 on `a`, 2 on `b`), `enable_partitionwise_join` and '
 			'`enable_partitionwise_aggregate` on for the database; each figure the median of 7 runs, the cases '
-			'alternating. *whole*: `count(*)` and a sum over the join on the key; *customer*: the join of one '
-			'customer, per query (200 in a row). The three servers share the machine\'s cores: this measures what '
+			'alternating. *whole*: `count(*)` and a sum over the join on the key; *per_customer*: the same sum per '
+			'customer (`GROUP BY` the key); *customer*: the join of one customer, per query (200 in a row). The three servers share the machine\'s cores: this measures what '
 			'the servers cost, not what they add ([scaling-out.md](scaling-out.md#co-located-tables)).\n\n'
 			+ table(['query', 'tables', 'per query', 'over all here', 'load'], rows,
 					['---', '---', '---:', '---:', '---:']) + '\n')

@@ -15,7 +15,9 @@
 -- partition's, cut there as PostgreSQL cuts a name, to 63 bytes at a
 -- character's boundary) if no relation of the schema there has it yet,
 -- whoever owns it, else under the name PostgreSQL picks (never skipped:
--- two names cut to one are both made).  In one statement through dblink, committed at once, all or
+-- two names cut to one are both made); then the table analyzed there (its
+-- statistics, for the plans there and the estimates asked of it).  In one
+-- statement through dblink, committed at once, all or
 -- none: a table there with an index has them all already (a call cut
 -- short after that commit), and none is made again.  As long as it takes
 -- (no time limit of the role's there).  The plan checked that what they
@@ -95,6 +97,9 @@ BEGIN
                                                THEN 'CONSTRAINT ' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(r.name)
                                                ELSE pg_catalog.quote_ident(r.name) END);
             END LOOP;
+            -- (its statistics, for the plans there, and for the estimates
+            -- this server asks of it: a join sent there)
+            EXECUTE pg_catalog.format('ANALYZE %%s', tbl);
         END
         $do$;
         %s$remote$, remote, names, kinds, statements,
