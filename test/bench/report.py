@@ -353,7 +353,7 @@ def joins_section(r, m):
 	if not r.joins:
 		return ''
 	cases = {'local': 'all here', 'spread': 'spread, co-located',
-			 'spread_no_partitionwise': 'spread, `enable_partitionwise_join` off'}
+			 'spread_no_partitionwise': 'spread, partitionwise join and aggregate off'}
 	rows = [(row['query'], cases[row['case']], milliseconds(row['milliseconds']),
 			 f"**{ratio(float(row['over_local']))}**" if row['case'] != 'local' else '', row['load']) for row in r.joins]
 	return ('\n## Joins of co-located tables over servers\n\n'
