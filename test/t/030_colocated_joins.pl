@@ -9,7 +9,7 @@
 #	join per bucket on each server that holds it (EXPLAIN: a Foreign Scan
 #	of Relations: (orders_b o) INNER JOIN (order_items_b i)), as the move
 #	made the foreign tables ask the server for its estimates
-#	(use_remote_estimate; on PostgreSQL 15 and 16 a join restricted to one
+#	(use_remote_estimate; before PostgreSQL 17 a join restricted to one
 #	customer still reads its two partitions from the server and joins
 #	here); the answers are those of the tables all here.
 #
@@ -89,7 +89,7 @@ is(join(' ', map { on($servers{$_}, "SELECT count(*) FROM pg_constraint c JOIN p
 like(result_or_error($coordinator, 'postgres', "INSERT INTO customers VALUES ($customer_of{$remote[0]}, 'again')"),
 	qr/duplicate key value violates unique constraint/, "a customer of a bucket on a server twice: refused");
 
-# (PostgreSQL 15 and 16 join the rows of one customer here: two small reads
+# (before 17, PostgreSQL joins the rows of one customer here: two small reads
 # of its server, which the planner finds cheaper)
 my $version = on($coordinator, "SHOW server_version_num");
 for my $name (sort keys %queries)
