@@ -70,7 +70,7 @@ colocate(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	nest_level = safe_search_path_begin();
-	schema = records_schema("colocated_tables", &owner);
+	schema = extension_schema("colocated_tables", &owner, NULL);
 	args[0] = PointerGetDatum(tables);
 	if (SPI_execute_with_args(psprintf("SELECT %s.colocation_plan($1)", schema), 1, argtypes, args, NULL, false, 1)
 		!= SPI_OK_SELECT || SPI_processed != 1)
@@ -112,7 +112,7 @@ uncolocate(PG_FUNCTION_ARGS)
 	check_owner(parent);
 	SPI_connect();
 	nest_level = safe_search_path_begin();
-	schema = records_schema("colocated_tables", &owner);
+	schema = extension_schema("colocated_tables", &owner, NULL);
 	run_as_records_owner(owner,
 						 psprintf("WITH gone AS (DELETE FROM %1$s.colocated_tables WHERE parent = %2$u RETURNING colocation_group)"
 								  " DELETE FROM %1$s.colocated_tables c USING gone"

@@ -19,6 +19,7 @@
 
 #include "compat.h"
 #include "resharding/driver.h"
+#include "resharding/records.h"
 #include "resharding/state.h"
 #include "resharding/tables.h"
 #include "table_owner.h"
@@ -111,11 +112,7 @@ oids_of(const char *query, Oid oid, const char *server)
 
 	SPI_connect();
 	nest_level = safe_search_path_begin();
-	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x"
-					" JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace WHERE x.extname = 'subsetting'",
-					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "extension subsetting is not installed");
-	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	schema = extension_schema(NULL, NULL, NULL);
 	if (SPI_execute_with_args(psprintf(query, schema), 2, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not run \"%s\"", query);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -245,11 +242,7 @@ rebalance_plan(Oid parent, Datum servers, NullableDatum weights)
 
 	SPI_connect();
 	nest_level = safe_search_path_begin();
-	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x"
-					" JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace WHERE x.extname = 'subsetting'",
-					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "extension subsetting is not installed");
-	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	schema = extension_schema(NULL, NULL, NULL);
 	if (SPI_execute_with_args(psprintf("SELECT p.partition::pg_catalog.oid, p.bucket, p.from_server, p.to_server"
 									   " FROM %s.placement_plan($1, $2, $3) AS p", schema),
 							  3, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)

@@ -16,19 +16,30 @@
 #include "resharding/state.h"
 
 char *
-records_schema(const char *table, Oid *owner)
+extension_schema(const char *table, Oid *owner, Oid *rowtype)
 {
 	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(table)};
+	Datum		args[1] = {table != NULL ? CStringGetTextDatum(table) : (Datum) 0};
+	char		nulls[1] = {table != NULL ? ' ' : 'n'};
 	bool		isnull;
 
-	if (SPI_execute_with_args("SELECT pg_catalog.quote_ident(n.nspname), c.relowner"
+	if (SPI_execute_with_args("SELECT pg_catalog.quote_ident(n.nspname), c.relowner, c.reltype"
 							  " FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace"
-							  " JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = $1"
-							  " WHERE x.extname = 'subsetting'", 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT ||
+							  " LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = $1"
+							  " WHERE x.extname = 'subsetting'", 1, argtypes, args, nulls, true, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "extension subsetting is not installed");
-	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (table != NULL)
+	{
+		Datum		table_owner = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+
+		if (isnull)
+			elog(ERROR, "table %s of extension subsetting is missing", table);
+		if (owner != NULL)
+			*owner = DatumGetObjectId(table_owner);
+		if (rowtype != NULL)
+			*rowtype = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	}
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 

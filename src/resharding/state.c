@@ -34,6 +34,7 @@
 #include "compat.h"
 #include "resharding/acl.h"
 #include "resharding/capture.h"
+#include "resharding/records.h"
 #include "resharding/state.h"
 #include "resharding/tables.h"
 #include "table_owner.h"
@@ -154,15 +155,7 @@ state_open(engine *e)
 	Oid			argtypes[1] = {TEXTARRAYOID};
 	Datum		args[1];
 
-	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname), c.relowner, c.reltype"
-					" FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace"
-					" JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'reshard_state'"
-					" WHERE x.extname = 'subsetting'", true, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "extension subsetting is not installed");
-	e->schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	e->state_owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	e->state_type = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	e->schema = extension_schema("reshard_state", &e->state_owner, &e->state_type);
 
 	desc = lookup_rowtype_tupdesc(e->state_type, -1);
 	for (int i = 0; i < STATE_COLUMNS; i++)

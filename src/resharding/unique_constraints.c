@@ -155,7 +155,7 @@ hand_unique_constraints(FunctionCallInfo fcinfo, bool to_partitions)
 	check_owner(parent);
 	SPI_connect();
 	nest_level = safe_search_path_begin();
-	schema = records_schema("partition_unique_constraints", &record_owner);
+	schema = extension_schema("partition_unique_constraints", &record_owner, NULL);
 
 	table_owner_enter(parent, &owner);
 	args[0] = ObjectIdGetDatum(parent);
