@@ -7,6 +7,21 @@ export type HashedKey = string | Uint8Array;
 export type Key = IntegerKey | HashedKey;
 
 /**
+ * The SQLSTATE an error of a bad argument carries as `sqlstate`, the one the extension raises for the same argument:
+ * 22003 a number out of range, 22023 an invalid parameter value, 22P02 a malformed value (a ring's text, an integer
+ * or uuid string), 23514 a key no partition takes, 54000 a program limit exceeded.
+ */
+export type SqlState = '22003' | '22023' | '22P02' | '23514' | '54000';
+
+/**
+ * What the package throws for a bad argument's value (a RangeError, or a SyntaxError for a malformed string); an
+ * argument of the wrong JavaScript type is a plain TypeError.
+ */
+export interface SubsettingError extends Error {
+  readonly sqlstate: SqlState;
+}
+
+/**
  * XXH3-64 (seed 0) of a string's UTF-8 bytes or of bytes, signed, as the extension's xxh3_64; of an integer key,
  * XXH3-64 of its 8 little-endian bytes (xxh3_64(bigint), hash4j's hashLongToLong).
  */

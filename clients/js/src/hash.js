@@ -1,6 +1,6 @@
 // Keys, XXH3-64, SplitMix64, JumpBackHash and JumpHash: the extension's
 // src/core/jump.c, src/core/splitmix64.h and src/key_hash.c, ported.
-import { createXXHash3 } from 'hash-wasm';
+import { xxh3 } from './xxh3.js';
 
 export const MASK64 = (1n << 64n) - 1n;
 const GAMMA = 0x9e3779b97f4a7c15n;
@@ -8,9 +8,6 @@ const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 const INT64_MIN = -(1n << 63n);
 
-// hash-wasm's XXH3 (seed 0) is WebAssembly: instantiated once, here, by the
-// module's top-level await; its init/update/digest calls are synchronous.
-const hasher = await createXXHash3(0, 0);
 const encoder = new TextEncoder();
 
 /**
@@ -80,14 +77,7 @@ export function keyBytes(name, key) {
 }
 
 /** Unsigned XXH3-64 (seed 0) of bytes, as a BigInt in [0, 2^64). */
-export function xxh3Unsigned(bytes) {
-  hasher.init();
-  hasher.update(bytes);
-  const d = hasher.digest('binary'); // big-endian (XXH3's canonical form)
-  let v = 0n;
-  for (let i = 0; i < 8; i++) v = (v << 8n) | BigInt(d[i]);
-  return v;
-}
+export const xxh3Unsigned = xxh3;
 
 /**
  * xxh3_64(key): XXH3-64 (seed 0) of a string's UTF-8 bytes or of a Uint8Array,

@@ -3,7 +3,7 @@
 // rocksteadier_subset(5, 2147483647, 300, lot_size => 65536): 300 lots of 24,575 steps each), and in JavaScript a
 // 64-bit draw is either BigInt arithmetic (an allocation per operation: some 10 s for that call, every step of
 // every lot) or 32-bit halves in Numbers (15 to 35 ns a step); WebAssembly has i64 arithmetic and runs a step in
-// about 4 ns, as the extension's C.  The package needs WebAssembly anyway (hash-wasm's XXH3).
+// about 4 ns, as the extension's C.
 
 // the opcodes used (WebAssembly 1.0)
 const OP = {
