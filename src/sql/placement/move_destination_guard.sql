@@ -22,8 +22,10 @@
 --     table here: from then on the table is a partition, written through the
 --     parent by anybody who may, and the triggers let every write through;
 --   - reshard_into_refuse_o(), a trigger function (SECURITY DEFINER: it
---     reads reshard_into_cut_o whoever writes), and the triggers
---     reshard_into_writes_o and reshard_into_truncate_o on the table.
+--     reads reshard_into_cut_o whoever writes), and the trigger
+--     reshard_into_writes_o on the table, BEFORE INSERT OR UPDATE OR DELETE
+--     OR TRUNCATE FOR EACH STATEMENT: once a statement, not once a row (the
+--     copy's millions of rows fire nothing more than its one statement).
 -- The finish drops them all (the table is then a plain table again), and
 -- so does the undo, by their records (move_plan records them before they
 -- are made: reshard_state_cleanup).  As the table's owner.  action:
@@ -78,11 +80,9 @@ BEGIN
                 SET search_path = pg_catalog, pg_temp
                 AS %7$L;
             REVOKE ALL ON FUNCTION %6$s() FROM PUBLIC;
-            CREATE OR REPLACE TRIGGER %8$I AFTER INSERT OR UPDATE OR DELETE ON %3$I.%9$I
-                FOR EACH ROW EXECUTE FUNCTION %6$s();
-            CREATE OR REPLACE TRIGGER %10$I BEFORE TRUNCATE ON %3$I.%9$I
+            CREATE OR REPLACE TRIGGER %8$I BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %3$I.%9$I
                 FOR EACH STATEMENT EXECUTE FUNCTION %6$s();
-            %11$s$remote$,
+            %10$s$remote$,
             -- (and the rest of the transaction without the timeouts of the
             -- role's or the database's there: postgres_fdw sets none)
             mark, format('SELECT pg_catalog.set_config(%L, ''on'', true) IS NOT NULL AND %s',
@@ -98,7 +98,6 @@ BEGIN
                 RETURN NULL;
             END$trigger$, setting, schema_name, cut),
             @extschema@.reshard_object_name(s, 'into_writes', s.partition), remote_name,
-            @extschema@.reshard_object_name(s, 'into_truncate', s.partition),
             -- (what the schema's default privileges granted on them revoked)
             @extschema@.reshard_remote_revoke(ARRAY[format('%I.%I', schema_name, marker), format('%I.%I', schema_name, cut)],
                                               ARRAY[mark || '()', refuse || '()'])));

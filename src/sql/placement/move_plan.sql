@@ -54,15 +54,15 @@ BEGIN
         remote := format('%I.%I', schema_name, (SELECT relname FROM pg_class WHERE oid = s.partition));
         s := @extschema@.reshard_cleanup_record(s, 'table', remote, s.server, 'on_failure',
                                                 'partition_move ' || @extschema@.reshard_object_name(s, 'moved', s.partition));
-        FOREACH kind IN ARRAY ARRAY['into_refuse', 'into_mark', 'into_cut', 'into_marker', 'into_writes', 'into_truncate', 'images'] LOOP
+        FOREACH kind IN ARRAY ARRAY['into_refuse', 'into_mark', 'into_cut', 'into_marker', 'into_writes', 'images'] LOOP
             name := @extschema@.reshard_object_name(s, kind, s.partition);
             s := @extschema@.reshard_cleanup_record(s,
                      CASE kind WHEN 'into_refuse' THEN 'function' WHEN 'into_mark' THEN 'function' WHEN 'into_cut' THEN 'table'
-                               WHEN 'into_writes' THEN 'trigger' WHEN 'into_truncate' THEN 'trigger' ELSE 'view' END,
+                               WHEN 'into_writes' THEN 'trigger' ELSE 'view' END,
                      CASE WHEN kind IN ('into_refuse', 'into_mark') THEN format('%I.%I()', schema_name, name)
-                          WHEN kind IN ('into_writes', 'into_truncate') THEN remote
+                          WHEN kind = 'into_writes' THEN remote
                           ELSE format('%I.%I', schema_name, name) END,
-                     s.server, 'always', NULL, CASE WHEN kind IN ('into_writes', 'into_truncate') THEN name END);
+                     s.server, 'always', NULL, CASE WHEN kind = 'into_writes' THEN name END);
         END LOOP;
     END IF;
     RETURN s;
