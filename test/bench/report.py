@@ -7,7 +7,9 @@ test/bench/report.py
 	partition_move.csv, test/bench/partition_move's.  The report is
 	Markdown: the machine and the commands, the project's performance targets
 	with what was measured, then every table; the plots (made by gnuplot,
-	next to the CSV files) are linked from it.
+	next to the CSV files) are linked from it.  The blocks of REPORT.md
+	measured by hand (between KEPT_BEGIN and KEPT_END lines) are kept, each
+	at the end of the section it was in.
 
 	usage: python3 report.py RESULTS_DIR REPORT.md
 """
@@ -302,11 +304,13 @@ def move_section(r, m):
 	if not r.move:
 		return ''
 	cost = []
-	pipes = {row['rows']: float(row['seconds']) for row in r.move if row['case'] == 'cost' and row['method'] == 'pipe'}
+	pipes = {}	# (each move against the pipe of its rows just before it)
 	for row in r.move:
 		if row['case'] != 'cost':
 			continue
 		move = row['method'] == 'move'
+		if not move:
+			pipes[row['rows']] = float(row['seconds'])
 		cost.append((number(row['rows'], 0), '`partition_move`' if move else 'pipe', seconds(row['seconds']),
 					 row['rows_written_per_row'], f"{int(row['peak_extra_bytes']) / 1e6:,.1f} MB",
 					 f"{int(row['partition_bytes']) / 1e6:,.1f} MB",
@@ -480,12 +484,65 @@ ratios. The machine is shared, so absolute times are indicative only. Benchmarks
 	return ''.join(parts)
 
 
+KEPT_BEGIN = '<!-- measured by hand: make bench keeps this block -->'
+KEPT_END = '<!-- end of the block measured by hand -->'
+
+
+def kept_blocks(path):
+	"""The blocks of an earlier report measured by hand: (title of the ## section it is in, its lines)."""
+	if not os.path.exists(path):
+		return []
+	blocks, section, block = [], None, None
+	with open(path, encoding='utf-8') as f:
+		for line in f:
+			if block is not None:
+				block.append(line)
+				if line.strip() == KEPT_END:
+					blocks.append((section, ''.join(block)))
+					block = None
+			elif line.strip() == KEPT_BEGIN:
+				block = [line]
+			elif line.startswith('## '):
+				section = line.strip()
+	if block is not None:
+		sys.exit(f'{path}: a block measured by hand has no end ({KEPT_END})')
+	return blocks
+
+
+def with_kept(text, blocks):
+	"""text with each kept block at the end of the ## section of its title, or at the end if there is none."""
+	titles = {line.strip() for line in text.splitlines() if line.startswith('## ')}
+	out, section = [], None
+
+	def add(block):
+		if out and out[-1].strip():
+			out.append('\n')
+		out.extend([block, '\n'])
+
+	def close(section):
+		for title, block in blocks:
+			if title == section:
+				add(block)
+
+	for line in text.splitlines(keepends=True):
+		if line.startswith('## '):
+			close(section)
+			section = line.strip()
+		out.append(line)
+	close(section)
+	for title, block in blocks:
+		if title is not None and title not in titles:
+			add(block)
+	return ''.join(out)
+
+
 def main():
 	if len(sys.argv) != 3:
 		sys.exit(__doc__)
 	results = Results(sys.argv[1])
+	blocks = kept_blocks(sys.argv[2])
 	with open(sys.argv[2], 'w') as f:
-		f.write(report(results))
+		f.write(with_kept(report(results), blocks))
 
 
 main()
