@@ -59,34 +59,28 @@ class DirectWriter:
         # (remote_table is schema-qualified and quoted as an identifier already)
         return connection, sql.SQL(route.remote_table), "direct"
 
-    def insert(self, key: int, value: str) -> None:
-        """Inserts (key, value), by a new route after each stale one."""
+    def by_route(self, key: int, statement: str, params: tuple) -> tuple[psycopg.Cursor, str]:
+        """Runs statement ({}: the table) on key's route, by a new route after each stale one; its cursor and
+        which way it went."""
         while True:
             connection, table, way = self.target(key)
             try:
-                connection.execute(sql.SQL("INSERT INTO {} VALUES (%s, %s)").format(table), (key, value))
+                return connection.execute(sql.SQL(statement).format(table), params), way
             except psycopg.Error as error:
                 if error.sqlstate not in STALE_ROUTE:
                     raise
                 self.counts["stale routes"] += 1
                 self.reload()
-                continue
-            self.counts[way] += 1
-            return
+
+    def insert(self, key: int, value: str) -> None:
+        """Inserts (key, value)."""
+        _, way = self.by_route(key, "INSERT INTO {} VALUES (%s, %s)", (key, value))
+        self.counts[way] += 1
 
     def values(self, key: int) -> list[str]:
-        """The values of key's rows, read by its route (a new one after a stale one: a dropped table)."""
-        while True:
-            connection, table, _ = self.target(key)
-            try:
-                rows = connection.execute(sql.SQL("SELECT v FROM {} WHERE id = %s").format(table), (key,)).fetchall()
-            except psycopg.Error as error:
-                if error.sqlstate not in STALE_ROUTE:
-                    raise
-                self.counts["stale routes"] += 1
-                self.reload()
-                continue
-            return [v for (v,) in rows]
+        """The values of key's rows."""
+        cursor, _ = self.by_route(key, "SELECT v FROM {} WHERE id = %s", (key,))
+        return [v for (v,) in cursor.fetchall()]
 
 
 def main() -> None:
