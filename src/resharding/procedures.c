@@ -132,16 +132,29 @@ oids_of(const char *query, Oid oid, const char *server)
 /*
  * The partitions of partition's bucket of the tables co-located with its
  * table (colocate), not on server (NULL: this one), in their group's order.
+ * Each table's layout is read once (materialized): a plan that reads every
+ * table's for each partition of one (a join of partition_placement to
+ * itself did) takes minutes at 256 partitions.
  */
 static List *
 colocated_partitions(Oid partition, const char *server)
 {
-	return oids_of("SELECT q.partition::pg_catalog.oid"
-				   " FROM %1$s.partition_placement AS me, %1$s.partition_placement AS q"
-				   " WHERE me.partition = $1 AND q.\"table\" OPERATOR(pg_catalog.=) ANY (%1$s.colocated_with(me.\"table\"))"
-				   "   AND q.\"table\" OPERATOR(pg_catalog.<>) me.\"table\" AND q.bucket OPERATOR(pg_catalog.=) me.bucket"
-				   "   AND q.server IS DISTINCT FROM $2"
-				   " ORDER BY pg_catalog.array_position(%1$s.colocated_with(me.\"table\"), q.\"table\")",
+	return oids_of("WITH me AS MATERIALIZED ("
+				   "   SELECT i.inhparent AS parent, l.bucket"
+				   "   FROM pg_catalog.pg_inherits AS i, %1$s.sharding_layout(i.inhparent, true) AS l"
+				   "   WHERE i.inhrelid OPERATOR(pg_catalog.=) $1 AND l.partition OPERATOR(pg_catalog.=) $1),"
+				   " members AS MATERIALIZED ("
+				   "   SELECT g.member, g.n, me.bucket"
+				   "   FROM me, pg_catalog.unnest(%1$s.colocated_with(me.parent)) WITH ORDINALITY AS g(member, n)"
+				   "   WHERE g.member OPERATOR(pg_catalog.<>) me.parent),"
+				   " partitions AS MATERIALIZED ("
+				   "   SELECT m.n, l.partition FROM members AS m, %1$s.sharding_layout(m.member, true) AS l"
+				   "   WHERE l.bucket OPERATOR(pg_catalog.=) m.bucket)"
+				   " SELECT p.partition::pg_catalog.oid FROM partitions AS p"
+				   " LEFT JOIN pg_catalog.pg_foreign_table AS f ON f.ftrelid OPERATOR(pg_catalog.=) p.partition"
+				   " LEFT JOIN pg_catalog.pg_foreign_server AS v ON v.oid OPERATOR(pg_catalog.=) f.ftserver"
+				   " WHERE v.srvname IS DISTINCT FROM $2"
+				   " ORDER BY p.n",
 				   partition, server);
 }
 

@@ -114,9 +114,10 @@ for my $move ([ 'items_255', "'a'" ], [ 'items_128', "'a'" ], [ 'items_255', 'NU
 {
 	my ($partition, $target) = @$move;
 	my $name = "$partition to " . ($target eq 'NULL' ? 'here' : 'server a');
+	my $started = time();
 	($ret, $out, $err, $calls) = call_until_done($node, "CALL partition_move('$partition', $target)", 'public.items');
 	is($ret, 0, "$name at 256 partitions: done with the default budget and attempts") or diag($err);
-	note("$name: calls: $calls; cutover attempts of the last: "
+	note("$name: " . (time() - $started) . " s; calls: $calls; cutover attempts of the last: "
 		  . $node->safe_psql('postgres', q{SELECT cutover_attempts FROM reshard_progress WHERE "table" = 'public.items'})
 		  . ' (load: ' . (`cat /proc/loadavg` =~ s/\n//r) . ')');
 }
