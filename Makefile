@@ -30,6 +30,7 @@ OBJS = \
 	src/resharding/inspect.o \
 	src/resharding/records.o \
 	src/resharding/unique_constraints.o \
+	src/resharding/foreign_keys.o \
 	src/resharding/colocation.o \
 	src/ring_lookup_sql.o \
 	src/core/baselines.o \
@@ -153,6 +154,7 @@ SQL_SOURCES = \
 	src/sql/placement/partition_move.sql \
 	src/sql/placement/rebalance.sql \
 	src/sql/placement/partition_unique_constraints.sql \
+	src/sql/placement/partition_foreign_keys.sql \
 	src/sql/placement/colocation.sql \
 	src/sql/placement/partition_placement.sql
 
@@ -207,6 +209,7 @@ REGRESS = \
 	engine_move_undo \
 	move_interrupted \
 	unique_constraints \
+	foreign_keys \
 	colocation \
 	move_rebalance_weights \
 	routing_layout \

@@ -113,6 +113,18 @@ uncolocate(PG_FUNCTION_ARGS)
 	SPI_connect();
 	nest_level = safe_search_path_begin();
 	schema = extension_schema("colocated_tables", &owner, NULL);
+	/* (the partitions' foreign keys to another table of the group need the group: partition_foreign_keys.sql) */
+	if (SPI_execute(psprintf("SELECT pg_catalog.string_agg(pg_catalog.format('%%I of %%s to %%s', k.name, k.parent, k.referenced), ', ')"
+							 " FROM %s.partition_foreign_keys k"
+							 " WHERE (k.parent = %u OR k.referenced = %u) AND k.parent <> k.referenced",
+							 schema, parent, parent), true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the foreign keys of %s", relation_name(parent));
+	if (SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot take %s out of its group: the partitions keep foreign keys between its tables: %s",
+						relation_name(parent), SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
+				 errhint("foreign_keys_to_parent gives such a foreign key back to its table first.")));
 	run_as_records_owner(owner,
 						 psprintf("WITH gone AS (DELETE FROM %1$s.colocated_tables WHERE parent = %2$u RETURNING colocation_group)"
 								  " DELETE FROM %1$s.colocated_tables c USING gone"

@@ -87,14 +87,30 @@ run_sql(const char *sql, int expected)
  * granted on them for that DDL taken back (acl.h), and
  * partition_unique_constraints written as its owner (record_owner).
  */
-static void
-hand_over(Oid parent, bool to_partitions, List *constraints, const char *schema, Oid record_owner, int budget_ms)
+typedef struct hand_over_call
 {
+	Oid			parent;
+	bool		to_partitions;
+	List	   *constraints;
+	const char *schema;
+	Oid			record_owner;
+	int			budget_ms;
+} hand_over_call;
+
+static void
+hand_over(void *arg)
+{
+	hand_over_call *call = arg;
+	Oid			parent = call->parent;
+	bool		to_partitions = call->to_partitions;
+	List	   *constraints = call->constraints;
+	const char *schema = call->schema;
+	Oid			record_owner = call->record_owner;
 	char	   *table = relation_name(parent);
 	ListCell   *cell;
 	List	   *kept;
 
-	set_lock_timeout(budget_ms);
+	set_lock_timeout(call->budget_ms);
 	claim_for_transaction(parent);
 	LockRelationOid(parent, AccessExclusiveLock);
 	/* (what an event trigger of the DBA's grants on them for this DDL taken back) */
@@ -140,8 +156,6 @@ hand_unique_constraints(FunctionCallInfo fcinfo, bool to_partitions)
 	Oid			record_owner;
 	bool		isnull;
 	List	   *constraints = NIL;
-	MemoryContext context = CurrentMemoryContext;
-	ResourceOwner resowner = CurrentResourceOwner;
 	Datum		args[2];
 	Oid			types[2] = {OIDOID, BOOLOID};
 
@@ -174,42 +188,11 @@ hand_unique_constraints(FunctionCallInfo fcinfo, bool to_partitions)
 		constraints = lappend(constraints, c);
 	}
 
-	for (int attempt = 1; constraints != NIL; attempt++)
+	if (constraints != NIL)
 	{
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(context);
-		PG_TRY();
-		{
-			int			guc_level = NewGUCNestLevel();
+		hand_over_call call = {parent, to_partitions, constraints, schema, record_owner, budget_ms};
 
-			hand_over(parent, to_partitions, constraints, schema, record_owner, budget_ms);
-			AtEOXact_GUC(false, guc_level);
-			ReleaseCurrentSubTransaction();
-			constraints = NIL;
-		}
-		PG_CATCH();
-		{
-			ErrorData  *error;
-
-			MemoryContextSwitchTo(context);
-			error = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(context);
-			CurrentResourceOwner = resowner;
-			if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || attempt >= attempts)
-			{
-				if (error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
-					error->hint = psprintf("Writers held %s longer than cutover_budget (%d ms) %d times: call it again, "
-										   "or with a larger cutover_budget or more cutover_attempts.",
-										   relation_name(parent), budget_ms, attempts);
-				ReThrowError(error);
-			}
-			back_off(budget_ms);
-		}
-		PG_END_TRY();
-		MemoryContextSwitchTo(context);
-		CurrentResourceOwner = resowner;
+		run_with_lock_attempts(parent, budget_ms, attempts, hand_over, &call);
 	}
 	table_owner_leave(&owner);
 	safe_search_path_end(nest_level);

@@ -330,6 +330,58 @@ retry_while_locked_out(engine *e, engine_unit unit, const char *what)
 }
 
 /*
+ * Runs work(arg) in a subtransaction whose settings end with it (set_lock_timeout),
+ * tried again, a pause between two, while it fails to get a lock within
+ * budget_ms (or deadlocks), at most attempts times; then that error is
+ * raised, with a hint naming relation.  The procedures that hand a table's
+ * constraints over run their one transaction so (no state row: nothing to
+ * keep between attempts).
+ */
+void
+run_with_lock_attempts(Oid relation, int budget_ms, int attempts, void (*work) (void *), void *arg)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner resowner = CurrentResourceOwner;
+
+	for (int attempt = 1;; attempt++)
+	{
+		ErrorData  *error = NULL;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(context);
+		PG_TRY();
+		{
+			int			guc_level = NewGUCNestLevel();
+
+			work(arg);
+			AtEOXact_GUC(false, guc_level);
+			ReleaseCurrentSubTransaction();
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(context);
+			error = CopyErrorData();
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(context);
+		CurrentResourceOwner = resowner;
+		if (error == NULL)
+			return;
+		if (!is_lock_failure(error) || attempt >= attempts)
+		{
+			if (is_lock_failure(error))
+				error->hint = psprintf("Writers held %s longer than cutover_budget (%d ms) %d times: call it again, "
+									   "or with a larger cutover_budget or more cutover_attempts.",
+									   relation_name(relation), budget_ms, attempts);
+			ReThrowError(error);
+		}
+		back_off(budget_ms);
+	}
+}
+
+/*
  * Runs unit as retry_while_locked_out does; returns what unit returned,
  * its work in the transaction, not committed.  what says what the locks of
  * the table's partitions are for, in the error.

@@ -33,6 +33,7 @@ extern void lock_relations(List *relations, LOCKMODE mode);
 extern void lock_with_retries(engine *e, List *relations, LOCKMODE mode, const char *what);
 extern void back_off(int ms);
 extern char *out_of_attempts(engine *e, const char *why);
+extern void run_with_lock_attempts(Oid relation, int budget_ms, int attempts, void (*work) (void *), void *arg);
 
 /* the engine's triggers */
 extern int	stop_triggers(engine *e, Oid relation);

@@ -126,6 +126,7 @@ DECLARE
 BEGIN
     IF cardinality(dropped) > 0 THEN
         DELETE FROM @extschema@.partition_unique_constraints WHERE parent = ANY (dropped);
+        DELETE FROM @extschema@.partition_foreign_keys WHERE parent = ANY (dropped) OR referenced = ANY (dropped);
         DELETE FROM @extschema@.colocated_tables WHERE parent = ANY (dropped);
         -- (a group of one table is none)
         DELETE FROM @extschema@.colocated_tables c
@@ -136,7 +137,7 @@ $function$;
 REVOKE ALL ON FUNCTION placement_records_drop() FROM PUBLIC;
 
 COMMENT ON FUNCTION placement_records_drop() IS
-'deletes the records of partition_unique_constraints and colocated_tables of the tables dropped (internal)';
+'deletes the records of partition_unique_constraints, partition_foreign_keys and colocated_tables of the tables dropped (internal)';
 
 CREATE EVENT TRIGGER placement_records_drop ON sql_drop
 EXECUTE FUNCTION placement_records_drop();

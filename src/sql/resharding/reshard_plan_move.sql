@@ -109,8 +109,8 @@ BEGIN
                       x.indexrelid::regclass, parent) AS x
         FROM pg_index x WHERE x.indrelid = parent AND x.indisunique
         UNION ALL
-        SELECT format('foreign key %I of %s, which refers to %s', c.conname, c.conrelid::regclass, parent)
-        FROM pg_constraint c WHERE c.confrelid = parent AND c.contype = 'f' AND c.conparentid = 0
+        SELECT format('foreign key %I of %s, which refers to %s', c.conname, c.conrelid::regclass, c.confrelid::regclass)
+        FROM pg_constraint c WHERE c.confrelid IN (parent, partition) AND c.contype = 'f' AND c.conparentid = 0
         UNION ALL
         SELECT format('foreign key %I of %s (PostgreSQL enforces none on a foreign table)', c.conname, c.conrelid::regclass)
         FROM pg_constraint c WHERE c.conrelid IN (parent, partition) AND c.contype = 'f' AND c.conparentid = 0

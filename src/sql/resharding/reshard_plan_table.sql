@@ -108,14 +108,17 @@ BEGIN
                   HINT = 'The engine''s tables are created by the table''s owner, in the same schema.';
     END IF;
     -- Rows referenced by a foreign key cannot move out of their partition.
-    SELECT string_agg(format('%s of %s', quote_ident(c.conname), c.conrelid::regclass), ', ') INTO bad
+    SELECT string_agg(format('%s of %s', quote_ident(c.conname), c.conrelid::regclass), ', '
+                      ORDER BY c.conrelid::regclass::text, c.conname) INTO bad
     FROM pg_constraint c
     WHERE c.contype = 'f' AND c.conparentid = 0 AND c.confrelid = ANY (partitions || partition);
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'cannot reshard %, foreign keys refer to its partitions: %', parent, bad
             USING ERRCODE = 'feature_not_supported',
                   DETAIL = 'Rows that move would leave the partition the foreign key refers to.',
-                  HINT = 'Drop those foreign keys before resharding.';
+                  HINT = CASE WHEN EXISTS (SELECT FROM @extschema@.partition_foreign_keys k WHERE k.referenced = s.parent)
+                              THEN 'These are foreign keys between co-located tables that their partitions keep (foreign_keys_to_partitions): the partitions they link cannot move or be resharded yet; foreign_keys_to_parent gives them back to their tables.'
+                              ELSE 'Drop those foreign keys before resharding.' END;
     END IF;
 END
 $function$;

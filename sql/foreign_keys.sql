@@ -1,0 +1,137 @@
+--
+-- Foreign keys between co-located tables kept by their partitions, each to
+-- the partition of the same bucket (issue 44, item 3; docs/scaling-out.md,
+-- "Foreign keys between co-located tables"): foreign_keys_to_partitions
+-- refuses a table whose foreign key it cannot hand over (naming each
+-- reason), and in a transaction block; hands them over (the table's
+-- dropped, each partition's added and validated); a row whose row referred
+-- to is missing is refused through the table and in the partition, a
+-- delete cascades within the bucket; called again, it validates what a
+-- call cut short left NOT VALID; uncolocate is refused while they hold;
+-- the tables referred to can then hand their unique constraints over, and
+-- a move of a partition is refused, naming the foreign key that refers to
+-- it (one cutover of a bucket's partitions of every table is not there
+-- yet);
+-- foreign_keys_to_parent gives them back once it has its unique constraint
+-- again; what the records hold only the engine writes, and a dropped table
+-- takes its records with it.
+--
+\i test/engine_move_helpers.sql
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS foreign_keys_writer;
+SET client_min_messages = notice;
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+CREATE TABLE engine_move.customers (id bigint PRIMARY KEY, name text)
+    PARTITION BY HASH (id jumpbackhash4_int8_ops);
+CREATE TABLE engine_move.orders (customer_id bigint REFERENCES engine_move.customers ON DELETE CASCADE,
+                                 order_id bigint, total numeric, PRIMARY KEY (customer_id, order_id))
+    PARTITION BY HASH (customer_id jumpbackhash4_int8_ops);
+CREATE TABLE engine_move.order_items (customer_id bigint, order_id bigint, item int,
+                                      CONSTRAINT items_order FOREIGN KEY (customer_id, order_id)
+                                          REFERENCES engine_move.orders MATCH FULL ON DELETE CASCADE DEFERRABLE)
+    PARTITION BY HASH (customer_id jumpbackhash4_int8_ops);
+SELECT format('CREATE TABLE engine_move.%1$s_%2$s PARTITION OF engine_move.%1$s FOR VALUES WITH (MODULUS 4, REMAINDER %2$s)', t, b)
+FROM unnest(ARRAY['customers', 'orders', 'order_items']) AS t, generate_series(0, 3) AS b \gexec
+INSERT INTO engine_move.customers SELECT i, 'c' || i FROM generate_series(1, 40) AS i;
+INSERT INTO engine_move.orders SELECT c, o, c * o FROM generate_series(1, 40) AS c, generate_series(1, 3) AS o;
+INSERT INTO engine_move.order_items SELECT c, o, i FROM generate_series(1, 40) AS c, generate_series(1, 3) AS o,
+                                                        generate_series(1, 2) AS i;
+CREATE FUNCTION pg_temp.foreign_keys(t regclass) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT format('%s %s %s%s', c.conrelid::regclass, c.conname, pg_get_constraintdef(c.oid),
+                  CASE WHEN NOT c.convalidated THEN ' (not valid)' ELSE '' END)
+    FROM pg_constraint c
+    WHERE c.contype = 'f' AND c.conparentid = 0
+      AND c.conrelid IN (SELECT relid FROM pg_partition_tree(t))
+    ORDER BY c.conrelid::regclass::text, c.conname
+$$;
+
+-- Refused: not co-located; a table that is not sharded; null arguments;
+-- a foreign key that does not refer to the key by the key.
+CALL foreign_keys_to_partitions('engine_move.orders');
+CALL foreign_keys_to_partitions('engine_move.mirror');
+CALL foreign_keys_to_partitions(NULL);
+CALL foreign_keys_to_partitions('engine_move.orders', cutover_budget => NULL);
+SELECT colocate(ARRAY['engine_move.customers', 'engine_move.orders', 'engine_move.order_items']::regclass[]);
+CREATE TABLE engine_move.crossed (customer_id bigint, order_id bigint,
+                                  FOREIGN KEY (order_id, customer_id) REFERENCES engine_move.orders)
+    PARTITION BY HASH (customer_id jumpbackhash4_int8_ops);
+SELECT format('CREATE TABLE engine_move.crossed_%1$s PARTITION OF engine_move.crossed FOR VALUES WITH (MODULUS 4, REMAINDER %1$s)', b)
+FROM generate_series(0, 3) AS b \gexec
+SELECT colocate(ARRAY['engine_move.orders', 'engine_move.crossed']::regclass[]);
+CALL foreign_keys_to_partitions('engine_move.crossed');
+DROP TABLE engine_move.crossed;
+-- In a transaction block: it commits.
+BEGIN;
+CALL foreign_keys_to_partitions('engine_move.orders');
+ROLLBACK;
+
+-- Handed over: each partition refers to the partition of its bucket.
+CALL foreign_keys_to_partitions('engine_move.orders');
+CALL foreign_keys_to_partitions('engine_move.order_items');
+SELECT * FROM pg_temp.foreign_keys('engine_move.orders');
+SELECT * FROM pg_temp.foreign_keys('engine_move.order_items');
+SELECT parent, name, referenced, columns, referenced_columns, options FROM partition_foreign_keys ORDER BY 1, 2;
+-- Held: an item of no order is refused, through the table and in its
+-- partition; a customer deleted takes its orders and their items.
+INSERT INTO engine_move.order_items VALUES (7, 9, 1);
+SELECT 'engine_move.order_items'::regclass::text AS t, p.partition::text AS p
+FROM sharding_layout('engine_move.order_items') AS p WHERE p.bucket = jumpbackhash(7::bigint, 4) \gset
+INSERT INTO :p VALUES (7, 9, 1);
+INSERT INTO engine_move.order_items VALUES (7, 1, NULL);
+INSERT INTO engine_move.orders VALUES (41, 1, 0);
+DELETE FROM engine_move.customers WHERE id = 7;
+SELECT (SELECT count(*) FROM engine_move.orders WHERE customer_id = 7) AS orders_of_7,
+       (SELECT count(*) FROM engine_move.order_items WHERE customer_id = 7) AS items_of_7,
+       (SELECT count(*) FROM engine_move.order_items) AS items;
+-- Called again: nothing left to hand over; a partition's foreign key left
+-- NOT VALID (a call cut short) is validated.
+CALL foreign_keys_to_partitions('engine_move.orders');
+ALTER TABLE engine_move.order_items_2 DROP CONSTRAINT items_order;
+ALTER TABLE engine_move.order_items_2 ADD CONSTRAINT items_order FOREIGN KEY (customer_id, order_id)
+    REFERENCES engine_move.orders_2 (customer_id, order_id) MATCH FULL ON DELETE CASCADE DEFERRABLE NOT VALID;
+CALL foreign_keys_to_partitions('engine_move.order_items');
+SELECT * FROM pg_temp.foreign_keys('engine_move.order_items_2');
+
+-- While they hold, no table leaves the group.
+SELECT uncolocate('engine_move.orders');
+-- The tables referred to have no foreign key that refers to them any
+-- more: their unique constraints can go to their partitions.  A move of a
+-- partition they link is still refused, naming them.
+CALL unique_constraints_to_partitions('engine_move.customers');
+CALL unique_constraints_to_partitions('engine_move.orders');
+CALL partition_move('engine_move.orders_1', 'engine_move_server');
+
+-- Only the engine writes the records, not even a member of
+-- pg_write_all_data.
+CREATE ROLE foreign_keys_writer IN ROLE pg_write_all_data;
+SET ROLE foreign_keys_writer;
+DELETE FROM partition_foreign_keys;
+RESET ROLE;
+
+-- Back: refused while the table referred to lacks its unique constraint.
+CALL foreign_keys_to_parent('engine_move.orders');
+CALL unique_constraints_to_parent('engine_move.customers');
+CALL foreign_keys_to_parent('engine_move.orders');
+CALL foreign_keys_to_parent('engine_move.order_items');
+CALL unique_constraints_to_parent('engine_move.orders');
+CALL foreign_keys_to_parent('engine_move.order_items');
+SELECT * FROM pg_temp.foreign_keys('engine_move.orders');
+SELECT * FROM pg_temp.foreign_keys('engine_move.order_items');
+SELECT count(*) FROM partition_foreign_keys;
+CALL foreign_keys_to_parent('engine_move.orders');
+INSERT INTO engine_move.order_items VALUES (7, 9, 1);
+
+-- A table dropped takes its records with it, and so does the table referred to.
+CALL foreign_keys_to_partitions('engine_move.order_items');
+SELECT count(*) FROM partition_foreign_keys;
+DROP TABLE engine_move.order_items;
+CALL foreign_keys_to_partitions('engine_move.orders');
+SELECT count(*) FROM partition_foreign_keys;
+DROP TABLE engine_move.customers CASCADE;
+SELECT count(*) FROM partition_foreign_keys;
+
+DROP TABLE engine_move.orders;
+CALL pg_temp.engine_move_drop();
+DROP DATABASE engine_move_server WITH (FORCE);
+DROP ROLE foreign_keys_writer;
