@@ -5,7 +5,9 @@
 -- partition_placement; placement_plan and rebalance of one table of the
 -- group move each bucket of every table of the group to the same server,
 -- partition_move of one partition moves its bucket's partitions of the
--- other tables after it; a resharding of a table of a group is refused;
+-- other tables with it, all cut over in one transaction (one that cannot
+-- move leaves the others waiting at their cutover, for the next call); a
+-- resharding of a table of a group is refused;
 -- uncolocate and DROP TABLE take a table out.
 --
 \i test/engine_move_helpers.sql
@@ -64,10 +66,13 @@ REVOKE pg_write_all_data FROM colocation_other;
 SELECT * FROM placement_plan('engine_move.orders', ARRAY[NULL, 'engine_move_server']);
 SELECT * FROM placement_plan('engine_move.order_items', ARRAY['engine_move_server']);
 
--- A move of one partition: the group's partitions of its bucket after it.
+-- A move of one partition: the group's partitions of its bucket with it,
+-- cut over in one transaction (each attached by the same one).
 CALL partition_move('engine_move.orders_1', 'engine_move_server');
 SELECT partition, server FROM partition_placement
 WHERE "table" IN ('engine_move.orders'::regclass, 'engine_move.order_items'::regclass) ORDER BY bucket, partition::text;
+SELECT count(DISTINCT xmin::text) AS cutover_transactions FROM pg_inherits
+WHERE inhrelid IN ('engine_move.orders_1'::regclass, 'engine_move.order_items_1'::regclass);
 -- Back, from the other table: the same; called again, nothing to do.
 CALL partition_move('engine_move.order_items_1', NULL);
 CALL partition_move('engine_move.orders_1', NULL);
@@ -82,10 +87,36 @@ SELECT partition, server FROM partition_placement
 WHERE "table" IN ('engine_move.orders'::regclass, 'engine_move.order_items'::regclass) ORDER BY bucket, partition::text;
 CALL partition_move('engine_move.order_items_1', NULL);
 
--- rebalance: bucket by bucket, every table of the group.
+-- A move of the bucket that one of its partitions cannot make (a trigger
+-- on it): the other's waits at its cutover, and the next call, once the
+-- way is clear, cuts both over together.
+CREATE FUNCTION engine_move.nothing() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$;
+CREATE TRIGGER in_the_way BEFORE INSERT ON engine_move.order_items_2 FOR EACH ROW EXECUTE FUNCTION engine_move.nothing();
+CALL partition_move('engine_move.orders_2', 'engine_move_server');
+SELECT "table", phase FROM reshard_progress
+WHERE "table" IN ('engine_move.orders', 'engine_move.order_items') AND phase NOT IN ('done', 'aborted')
+ORDER BY 1;
+INSERT INTO engine_move.orders
+SELECT c, 1000, 1 FROM generate_series(1, 60) AS c WHERE jumpbackhash(c, 3) = 2 ORDER BY c LIMIT 1;
+DROP TRIGGER in_the_way ON engine_move.order_items_2;
+CALL partition_move('engine_move.orders_2', 'engine_move_server');
+SELECT partition, server FROM partition_placement
+WHERE "table" IN ('engine_move.orders'::regclass, 'engine_move.order_items'::regclass) AND bucket = 2 ORDER BY partition::text;
+SELECT count(DISTINCT xmin::text) AS cutover_transactions FROM pg_inherits
+WHERE inhrelid IN ('engine_move.orders_2'::regclass, 'engine_move.order_items_2'::regclass);
+SELECT count(*) AS written_while_it_waited FROM engine_move.orders WHERE order_id = 1000;
+DELETE FROM engine_move.orders WHERE order_id = 1000;
+CALL partition_move('engine_move.orders_2', NULL);
+
+-- rebalance: bucket by bucket, every table of the group, each bucket's
+-- partitions cut over together.
 CALL rebalance('engine_move.order_items', ARRAY[NULL, 'engine_move_server']);
 SELECT partition, server FROM partition_placement
 WHERE "table" IN ('engine_move.orders'::regclass, 'engine_move.order_items'::regclass) ORDER BY bucket, partition::text;
+SELECT p.bucket, count(DISTINCT i.xmin::text) AS cutover_transactions
+FROM partition_placement p JOIN pg_inherits i ON i.inhrelid = p.partition
+WHERE p."table" IN ('engine_move.orders'::regclass, 'engine_move.order_items'::regclass) AND p.server IS NOT NULL
+GROUP BY 1 ORDER BY 1;
 -- A join of the two on the key: every row there, as here.
 SELECT count(*), sum(i.quantity * o.total) FROM engine_move.orders o
 JOIN engine_move.order_items i USING (customer_id, order_id);

@@ -25,6 +25,7 @@
 #include "compat.h"
 #include "resharding/acl.h"
 #include "resharding/capture.h"
+#include "resharding/claims.h"
 #include "resharding/cleanup.h"
 #include "resharding/cutover.h"
 #include "resharding/state.h"
@@ -376,42 +377,140 @@ unit_cutover(engine *e)
 }
 
 /*
- * One attempt at a move's cutover (partition_move), within the budget:
- * ACCESS EXCLUSIVE on the parent (a detachment needs it), the moved
- * partition and the table that takes its place; the last changes; the
- * checks again; the engine's triggers dropped; the partition detached and
- * the table attached in its place, with its name, comments and grants
- * (reshard_phase_cutover).  The work is the same whatever the partition's
- * size and the table's number of partitions.
+ * The engines of the moves that wait in phase cutover for this call's
+ * (e->waiting_moves): each table's state row, a move to the same place,
+ * claimed by this call (its claims released with the call's), in its
+ * memory; into e->cut_with.
+ */
+static void
+open_waiting_moves(engine *e)
+{
+	ListCell   *cell;
+
+	foreach(cell, e->waiting_moves)
+	{
+		MemoryContext old = MemoryContextSwitchTo(e->memory);
+		engine	   *waiting = palloc(sizeof(engine));
+
+		*waiting = *e;
+		waiting->parent = lfirst_oid(cell);
+		waiting->claims = NIL;
+		waiting->has_state = false;
+		waiting->waiting_moves = NIL;
+		waiting->cut_with = NIL;
+		waiting->locking = NIL;
+		MemoryContextSwitchTo(old);
+		claim(waiting);
+		old = MemoryContextSwitchTo(e->memory);
+		e->claims = list_concat(e->claims, waiting->claims);
+		waiting->claims = NIL;
+		MemoryContextSwitchTo(old);
+		if (!load_state(waiting) || !moving(waiting) || waiting->phase != PHASE_CUTOVER ||
+			state_is_null(waiting, STATE_SERVER) != state_is_null(e, STATE_SERVER) ||
+			(!state_is_null(e, STATE_SERVER) &&
+			 strcmp(state_text(waiting, STATE_SERVER), state_text(e, STATE_SERVER)) != 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no move of a partition of %s waits for the cutover of %s's",
+							relation_name(waiting->parent), relation_name(e->parent))));
+		old = MemoryContextSwitchTo(e->memory);
+		e->cut_with = lappend(e->cut_with, waiting);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * One attempt at a move's cutover (partition_move), within the budget, and
+ * at the cutovers of the moves that wait for it (the partitions of a bucket
+ * of co-located tables, cut over in one transaction): ACCESS EXCLUSIVE on
+ * each parent (a detachment needs it), moved partition and table that
+ * takes its place, before anything else; each log's last changes; the
+ * checks again; the engine's triggers dropped; each partition detached and
+ * its table attached in its place, with its name, comments and grants
+ * (move_phase_cutover).  The work is the same whatever the partitions'
+ * sizes and the tables' numbers of partitions.
  */
 static bool
 unit_move_cutover(engine *e)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), e->budget_ms);
 	table_owner_context owner;
-	Oid			partition = state_oid(e, STATE_PARTITION);
-	Oid			target = moved_to(e);
-	reshard_grants *grants;
+	List	   *moves = lcons(e, list_copy(e->cut_with));
+	List	   *grants = NIL;
+	ListCell   *cell;
 
 	set_lock_timeout(e->budget_ms);
-	table_owner_enter(e->parent, &owner);
-	lock_relations(list_make3_oid(e->parent, partition, target), AccessExclusiveLock);
-	table_owner_leave(&owner);
+	foreach(cell, moves)
+	{
+		engine	   *move = lfirst(cell);
+
+		table_owner_enter(move->parent, &owner);
+		lock_relations(list_make3_oid(move->parent, state_oid(move, STATE_PARTITION), moved_to(move)),
+					   AccessExclusiveLock);
+		table_owner_leave(&owner);
+	}
 	check_budget(deadline);
-	apply_log(e, PG_INT64_MAX, deadline);
+	foreach(cell, moves)
+	{
+		apply_log(lfirst(cell), PG_INT64_MAX, deadline);
+		check_budget(deadline);
+	}
+	foreach(cell, moves)
+		run_routine(lfirst(cell), ROUTINE_CHECK_CATALOG, 0, 0, 0);
+	foreach(cell, moves)
+	{
+		engine	   *move = lfirst(cell);
+		Oid			partition = state_oid(move, STATE_PARTITION);
+		Oid			target = moved_to(move);
+
+		table_owner_enter(move->parent, &owner);
+		stop_triggers(move, partition);
+		stop_triggers(move, target);
+		grants = lappend(grants, reshard_grants_of(partition, target));
+		table_owner_leave(&owner);
+	}
 	check_budget(deadline);
-	run_routine(e, ROUTINE_CHECK_CATALOG, 0, 0, 0);
-	table_owner_enter(e->parent, &owner);
-	stop_triggers(e, partition);
-	stop_triggers(e, target);
-	grants = reshard_grants_of(partition, target);
-	table_owner_leave(&owner);
-	check_budget(deadline);
-	run_routine(e, phase_routine(e->operation, PHASE_CUTOVER), 0, 0, 0);
-	reshard_grants_give(grants);
+	foreach(cell, moves)
+		run_routine(lfirst(cell), phase_routine(e->operation, PHASE_CUTOVER), 0, 0, 0);
+	foreach(cell, grants)
+		reshard_grants_give(lfirst(cell));
 	stop_budget();
 	check_budget(deadline);
 	return true;
+}
+
+/*
+ * An attempt, as try_unit: the state rows of the moves cut over with e's
+ * are restored too if it fails.
+ */
+static ErrorData *
+try_attempt(engine *e, engine_unit unit)
+{
+	int			count = Max(list_length(e->cut_with), 1);
+	Datum	   *values = palloc(sizeof(Datum) * STATE_COLUMNS * count);
+	bool	   *nulls = palloc(sizeof(bool) * STATE_COLUMNS * count);
+	ErrorData  *error;
+	ListCell   *cell;
+
+	foreach(cell, e->cut_with)
+	{
+		engine	   *move = lfirst(cell);
+		int			i = foreach_current_index(cell);
+
+		memcpy(values + i * STATE_COLUMNS, move->values, sizeof(Datum) * STATE_COLUMNS);
+		memcpy(nulls + i * STATE_COLUMNS, move->nulls, sizeof(bool) * STATE_COLUMNS);
+	}
+	error = try_unit(e, unit, NULL);
+	if (error != NULL)
+		foreach(cell, e->cut_with)
+		{
+			engine	   *move = lfirst(cell);
+			int			i = foreach_current_index(cell);
+
+			memcpy(move->values, values + i * STATE_COLUMNS, sizeof(Datum) * STATE_COLUMNS);
+			memcpy(move->nulls, nulls + i * STATE_COLUMNS, sizeof(bool) * STATE_COLUMNS);
+		}
+	return error;
 }
 
 /* One attempt of each operation (the operation table's column cutover). */
@@ -425,7 +524,8 @@ static const engine_unit cutover_attempts[OPERATION_COUNT] = {
  * Phase cutover: at most e->attempts attempts, each after a catch-up;
  * between two, the writers waiting for the lock go through.  The attempt
  * that succeeds is left for the driver to commit, with the state row in
- * phase finish.  A call that rebuilds the table reads the takeover
+ * phase finish, and those of the moves that waited for it (e->cut_with:
+ * each attempt cuts them over too, each after its catch-up).  A call that rebuilds the table reads the takeover
  * statements before each attempt.
  */
 bool
@@ -434,19 +534,31 @@ step_cutover(engine *e)
 	bool		rebuilds = operation_of(e->operation)->rebuilds;
 	engine_unit attempt_unit = cutover_attempts[e->operation];
 
+	ListCell   *cell;
+
+	if (e->waiting_moves != NIL && e->cut_with == NIL)
+		open_waiting_moves(e);
 	if (rebuilds)
 		prepare_takeover(e);
 	catch_up(e);
+	foreach(cell, e->cut_with)
+		catch_up(lfirst(cell));
 	for (int attempt = 1;; attempt++)
 	{
 		ErrorData  *error;
-		bool		complete;
 
 		/* counted before it begins: after a crash, no attempt means no COMMIT begun */
+		foreach(cell, e->cut_with)
+		{
+			engine	   *move = lfirst(cell);
+
+			set_state_int64(move, STATE_CUTOVER_ATTEMPTS, state_int64(move, STATE_CUTOVER_ATTEMPTS) + 1);
+			save_state(move);
+		}
 		set_state_int64(e, STATE_CUTOVER_ATTEMPTS, state_int64(e, STATE_CUTOVER_ATTEMPTS) + 1);
 		commit_state(e);
 		arm_budget(e->budget_ms);
-		error = try_unit(e, attempt_unit, &complete);
+		error = try_attempt(e, attempt_unit);
 		if (disarm_budget() && error != NULL && error->sqlerrcode == ERRCODE_QUERY_CANCELED)
 		{
 			error->sqlerrcode = ERRCODE_RESHARD_OVER_BUDGET;
@@ -471,6 +583,8 @@ step_cutover(engine *e)
 		if (rebuilds)
 			prepare_takeover(e);
 		catch_up(e);
+		foreach(cell, e->cut_with)
+			catch_up(lfirst(cell));
 	}
 	return true;
 }

@@ -62,12 +62,21 @@ static void
 enter_next_phase(engine *e)
 {
 	bool		cutover = e->phase == PHASE_CUTOVER;
+	ListCell   *cell;
 
 	set_phase(e, next_phase(e->phase));
 	if (!cutover)
 	{
 		commit_state(e);
 		return;
+	}
+	/* (the moves it cut over with its own: theirs too, in the same transaction) */
+	foreach(cell, e->cut_with)
+	{
+		engine	   *waiting = lfirst(cell);
+
+		set_phase(waiting, next_phase(waiting->phase));
+		save_state(waiting);
 	}
 	save_state(e);
 	claim_new_parent(e);
@@ -88,7 +97,7 @@ step(engine *e)
 	engine_unit unit = steps[e->phase];
 	bool		complete = false;
 
-	if (phase_ended(e->phase))
+	if (phase_ended(e->phase) || e->phase == e->stop_before)
 		return false;
 	/*
 	 * Before the cutover, a change of the table's definition is caught as
@@ -141,6 +150,9 @@ engine_open(engine *e, FunctionCallInfo fcinfo, Oid parent, Interval *budget, in
 	e->keep_work = false;
 	e->has_state = false;
 	e->locking = NIL;
+	e->stop_before = PHASE_COUNT;
+	e->waiting_moves = NIL;
+	e->cut_with = NIL;
 	if (get_rel_relkind(parent) == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -428,14 +440,16 @@ run_steps(engine *e)
  * cutover undoes what the call made (the table is as it was); after it,
  * calling again finishes.
  */
-int64
-run_call(FunctionCallInfo fcinfo, Oid parent, reshard_operation operation, Oid partition, const char *server,
-		 Interval *budget, int attempts, shard_views_choice shard_views)
+static int64
+run(FunctionCallInfo fcinfo, Oid parent, reshard_operation operation, Oid partition, const char *server,
+	Interval *budget, int attempts, shard_views_choice shard_views, reshard_phase stop_before, List *waiting_moves)
 {
 	engine		e;
 	int64		moved_rows = 0;
 
 	engine_open(&e, fcinfo, parent, budget, attempts);
+	e.stop_before = stop_before;
+	e.waiting_moves = waiting_moves;
 	PG_TRY();
 	{
 		ErrorData  *error;
@@ -443,7 +457,7 @@ run_call(FunctionCallInfo fcinfo, Oid parent, reshard_operation operation, Oid p
 		if (!begin(&e, operation, partition, server, shard_views))
 			error = NULL;
 		else if ((error = run_steps(&e)) == NULL)
-			moved_rows = state_int64(&e, STATE_ROWS_TO_MOVE);
+			moved_rows = phase_ended(e.phase) ? state_int64(&e, STATE_ROWS_TO_MOVE) : 0;
 		else
 		{
 			/* step() leaves no subtransaction open; the transaction may be failed */
@@ -465,6 +479,29 @@ run_call(FunctionCallInfo fcinfo, Oid parent, reshard_operation operation, Oid p
 	PG_END_TRY();
 	engine_close(&e);
 	return moved_rows;
+}
+
+int64
+run_call(FunctionCallInfo fcinfo, Oid parent, reshard_operation operation, Oid partition, const char *server,
+		 Interval *budget, int attempts, shard_views_choice shard_views)
+{
+	return run(fcinfo, parent, operation, partition, server, budget, attempts, shard_views, PHASE_COUNT, NIL);
+}
+
+/*
+ * A move of partition of parent to server (NULL: here), as run_call; with
+ * stop_before_cutover, it stops when it reaches its cutover (in phase
+ * cutover: it waits there, its writes captured); with waiting_moves (the
+ * tables whose moves wait so), its cutover cuts them over with its own, in
+ * one transaction (step_cutover), and leaves them to finish.  Returns the
+ * rows moved by a move that ended, 0 by one that waits.
+ */
+int64
+run_move(FunctionCallInfo fcinfo, Oid parent, Oid partition, const char *server, Interval *budget, int attempts,
+		 bool stop_before_cutover, List *waiting_moves)
+{
+	return run(fcinfo, parent, OPERATION_MOVE, partition, server, budget, attempts,
+			   SHARD_VIEWS_NO, stop_before_cutover ? PHASE_CUTOVER : PHASE_COUNT, waiting_moves);
 }
 
 /*

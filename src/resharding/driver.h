@@ -28,6 +28,9 @@ extern int64 run_call(FunctionCallInfo fcinfo, Oid parent, reshard_operation ope
 					  const char *server, Interval *budget, int attempts, shard_views_choice shard_views);
 
 /* Whether a move of parent was interrupted, and if so its partition and server (NULL: here). */
+extern int64 run_move(FunctionCallInfo fcinfo, Oid parent, Oid partition, const char *server, Interval *budget,
+					  int attempts, bool stop_before_cutover, List *waiting_moves);
+
 extern bool interrupted_move(FunctionCallInfo fcinfo, Oid parent, Interval *budget, int attempts, Oid *partition,
 							 char **server);
 

@@ -194,6 +194,9 @@ typedef struct engine
 	bool		keep_work;		/* a step ran out of attempts: the call is not undone (out_of_attempts) */
 	List	   *locking;		/* what unit_lock locks, and how */
 	LOCKMODE	lock_mode;
+	reshard_phase stop_before;	/* the call stops when it reaches this phase (PHASE_COUNT: it does not) */
+	List	   *waiting_moves;	/* the tables whose moves wait in phase cutover for this call's cutover */
+	List	   *cut_with;		/* their engines, during the cutover (cutover.c) */
 } engine;
 
 /*

@@ -158,13 +158,62 @@ colocated_partitions(Oid partition, const char *server)
 				   partition, server);
 }
 
+/*
+ * Moves partition of parent and siblings (partitions of its bucket of the
+ * tables co-located with parent, not on server) to server, cut over
+ * together: each move but the last runs to its cutover and waits there,
+ * the last one's cutover cuts them all over in one transaction, then each
+ * finishes (with a NOTICE as each of siblings begins, naming
+ * co_located_with, unless it is NULL).  Alone, a move as any.  Returns the
+ * rows moved.
+ */
+static int64
+move_together(FunctionCallInfo fcinfo, Oid parent, Oid partition, List *siblings, const char *server,
+			  Interval *budget, int attempts, const char *co_located_with)
+{
+	List	   *partitions = lcons_oid(partition, list_copy(siblings));
+	List	   *parents = list_make1_oid(parent);
+	List	   *waiting = NIL;
+	ListCell   *p;
+	ListCell   *q;
+	int64		moved = 0;
+
+	foreach(p, siblings)
+		parents = lappend_oid(parents, partition_parent(lfirst_oid(p)));
+	forboth(p, partitions, q, parents)
+	{
+		bool		last = foreach_current_index(p) == list_length(partitions) - 1;
+
+		if (co_located_with != NULL && foreach_current_index(p) > 0)
+			ereport(NOTICE,
+					(errmsg("moving %s, co-located with %s, to %s", relation_name(lfirst_oid(p)), co_located_with,
+							server_name(server))));
+		moved += run_move(fcinfo, lfirst_oid(q), lfirst_oid(p), server, budget, attempts, !last,
+						  last ? waiting : NIL);
+		waiting = lappend_oid(waiting, lfirst_oid(q));
+	}
+	/* (those that waited were cut over with the last: they finish) */
+	forboth(p, partitions, q, parents)
+	{
+		Oid			interrupted;
+		char	   *interrupted_server;
+
+		if (foreach_current_index(p) == list_length(partitions) - 1)
+			break;
+		if (interrupted_move(fcinfo, lfirst_oid(q), budget, attempts, &interrupted, &interrupted_server))
+			moved += run_move(fcinfo, lfirst_oid(q), lfirst_oid(p), server, budget, attempts, false, NIL);
+	}
+	return moved;
+}
+
 PG_FUNCTION_INFO_V1(partition_move);
 
 /*
  * CALL partition_move(partition, server, moved_rows, cutover_budget,
  * cutover_attempts): the partition, whole, to the foreign server or here
- * (server NULL), online (docs/scaling-out.md).  One already there is left
- * as it is.
+ * (server NULL), online (docs/scaling-out.md), with the partitions of its
+ * bucket of the tables co-located with its table, cut over together.  One
+ * already there is left as it is.
  */
 Datum
 partition_move(PG_FUNCTION_ARGS)
@@ -174,17 +223,18 @@ partition_move(PG_FUNCTION_ARGS)
 	char	   *server = PG_ARGISNULL(1) ? NULL : NameStr(*PG_GETARG_NAME(1));
 	char	   *current = NULL;
 	List	   *siblings;
-	char	   *partition_name;
-	ListCell   *cell;
 	Oid			interrupted;
 	char	   *interrupted_server;
-	int64		moved = 0;
+	Interval   *budget;
+	int			attempts;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("partition, cutover_budget and cutover_attempts must not be null")));
 	partition = PG_GETARG_OID(0);
+	budget = PG_GETARG_INTERVAL_P(3);
+	attempts = PG_GETARG_INT32(4);
 	if (get_rel_relkind(partition) == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -198,12 +248,9 @@ partition_move(PG_FUNCTION_ARGS)
 	if (get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE)
 		current = GetForeignServer(GetForeignTable(partition)->serverid)->servername;
 	siblings = colocated_partitions(partition, server);
-	/* (its name now: a move puts a table of that name in its place) */
-	partition_name = relation_name(partition);
 	/* where it is already: nothing to do, unless a move of the table was cut short (it goes on, or is refused) */
 	if ((server == NULL) == (current == NULL) && (server == NULL || strcmp(server, current) == 0) &&
-		!interrupted_move(fcinfo, parent, PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), &interrupted,
-						  &interrupted_server))
+		!interrupted_move(fcinfo, parent, budget, attempts, &interrupted, &interrupted_server))
 	{
 		if (siblings == NIL)
 		{
@@ -212,22 +259,16 @@ partition_move(PG_FUNCTION_ARGS)
 							server_name(server))));
 			return moved_rows_result(fcinfo, 0);
 		}
-	}
-	else
-		moved = run_call(fcinfo, parent, OPERATION_MOVE, partition, server, PG_GETARG_INTERVAL_P(3),
-						 PG_GETARG_INT32(4), SHARD_VIEWS_NO);
-	/* the partitions of its bucket of the tables co-located with its table, after it */
-	foreach(cell, siblings)
-	{
-		Oid			sibling = lfirst_oid(cell);
-
+		/* (the partitions of its bucket of the others, which are not) */
 		ereport(NOTICE,
-				(errmsg("moving %s, co-located with %s, to %s", relation_name(sibling), partition_name,
-						server_name(server))));
-		moved += run_call(fcinfo, partition_parent(sibling), OPERATION_MOVE, sibling, server,
-						  PG_GETARG_INTERVAL_P(3), PG_GETARG_INT32(4), SHARD_VIEWS_NO);
+				(errmsg("moving %s, co-located with %s, to %s", relation_name(linitial_oid(siblings)),
+						relation_name(partition), server_name(server))));
+		return moved_rows_result(fcinfo, move_together(fcinfo, partition_parent(linitial_oid(siblings)),
+													   linitial_oid(siblings), list_delete_first(siblings),
+													   server, budget, attempts, relation_name(partition)));
 	}
-	return moved_rows_result(fcinfo, moved);
+	return moved_rows_result(fcinfo, move_together(fcinfo, parent, partition, siblings, server, budget, attempts,
+												   relation_name(partition)));
 }
 
 /* A move of rebalance's plan. */
@@ -312,7 +353,7 @@ rebalance(PG_FUNCTION_ARGS)
 	parent = PG_GETARG_OID(0);
 	budget = PG_GETARG_INTERVAL_P(4);
 	attempts = PG_GETARG_INT32(5);
-	/* (the interrupted moves of the tables co-located with it too) */
+	/* (the interrupted moves of the tables co-located with it too, with the others of their buckets) */
 	foreach(cell, oids_of("SELECT t::pg_catalog.oid FROM pg_catalog.unnest(%1$s.colocated_with($1)) AS t",
 						  parent, NULL))
 	{
@@ -323,22 +364,33 @@ rebalance(PG_FUNCTION_ARGS)
 			ereport(NOTICE,
 					(errmsg("rebalance of %s: finishing the interrupted move of %s", relation_name(parent),
 							relation_name(partition))));
-			(void) run_call(fcinfo, table, OPERATION_MOVE, partition, server, budget, attempts, SHARD_VIEWS_NO);
+			(void) move_together(fcinfo, table, partition, colocated_partitions(partition, server), server, budget,
+								 attempts, NULL);
 			made++;
 		}
 	}
+	/* (a bucket's partitions of the tables of a group together: they follow each other in the plan) */
 	moves = rebalance_plan(parent, PG_GETARG_DATUM(1), fcinfo->args[2]);
-	foreach(cell, moves)
+	for (int i = 0; i < list_length(moves);)
 	{
-		planned_move *move = lfirst(cell);
+		planned_move *move = list_nth(moves, i);
+		List	   *together = NIL;
 
-		ereport(NOTICE,
-				(errmsg("rebalance of %s: moving %s (bucket %d) to %s, %d of %d", relation_name(parent),
-						relation_name(move->partition), move->bucket, server_name(move->server),
-						foreach_current_index(cell) + 1, list_length(moves))));
-		(void) run_call(fcinfo, partition_parent(move->partition), OPERATION_MOVE, move->partition, move->server,
-						budget, attempts, SHARD_VIEWS_NO);
-		made++;
+		for (int j = i; j < list_length(moves) && ((planned_move *) list_nth(moves, j))->bucket == move->bucket; j++)
+		{
+			planned_move *next = list_nth(moves, j);
+
+			ereport(NOTICE,
+					(errmsg("rebalance of %s: moving %s (bucket %d) to %s, %d of %d", relation_name(parent),
+							relation_name(next->partition), next->bucket, server_name(next->server), j + 1,
+							list_length(moves))));
+			if (j > i)
+				together = lappend_oid(together, next->partition);
+		}
+		(void) move_together(fcinfo, partition_parent(move->partition), move->partition, together, move->server,
+							 budget, attempts, NULL);
+		made += 1 + list_length(together);
+		i += 1 + list_length(together);
 	}
 	return inout_result(fcinfo, Int32GetDatum(made));
 }
