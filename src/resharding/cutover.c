@@ -435,7 +435,7 @@ unit_move_cutover(engine *e)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), e->budget_ms);
 	table_owner_context owner;
-	List	   *moves = lcons(e, list_copy(e->cut_with));
+	List	   *moves = lappend(list_copy(e->cut_with), e);	/* in the group's order */
 	List	   *grants = NIL;
 	ListCell   *cell;
 
@@ -525,15 +525,14 @@ static const engine_unit cutover_attempts[OPERATION_COUNT] = {
  * between two, the writers waiting for the lock go through.  The attempt
  * that succeeds is left for the driver to commit, with the state row in
  * phase finish, and those of the moves that waited for it (e->cut_with:
- * each attempt cuts them over too, each after its catch-up).  A call that rebuilds the table reads the takeover
- * statements before each attempt.
+ * each attempt cuts them over too, each after its catch-up).  A call that
+ * rebuilds the table reads the takeover statements before each attempt.
  */
 bool
 step_cutover(engine *e)
 {
 	bool		rebuilds = operation_of(e->operation)->rebuilds;
 	engine_unit attempt_unit = cutover_attempts[e->operation];
-
 	ListCell   *cell;
 
 	if (e->waiting_moves != NIL && e->cut_with == NIL)
