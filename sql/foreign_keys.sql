@@ -9,9 +9,8 @@
 -- delete cascades within the bucket; called again, it validates what a
 -- call cut short left NOT VALID; uncolocate is refused while they hold;
 -- the tables referred to can then hand their unique constraints over, and
--- a move of a partition is refused, naming the foreign key that refers to
--- it (one cutover of a bucket's partitions of every table is not there
--- yet);
+-- a bucket's partitions of all three move to the server together, the
+-- foreign keys made there (held through the tables) and back here;
 -- foreign_keys_to_parent gives them back once it has its unique constraint
 -- again; what the records hold only the engine writes, and a dropped table
 -- takes its records with it.
@@ -96,11 +95,32 @@ SELECT * FROM pg_temp.foreign_keys('engine_move.order_items_2');
 -- While they hold, no table leaves the group.
 SELECT uncolocate('engine_move.orders');
 -- The tables referred to have no foreign key that refers to them any
--- more: their unique constraints can go to their partitions.  A move of a
--- partition they link is still refused, naming them.
+-- more: their unique constraints can go to their partitions.
 CALL unique_constraints_to_partitions('engine_move.customers');
 CALL unique_constraints_to_partitions('engine_move.orders');
+
+-- A bucket's partitions of the three tables move together, and the
+-- foreign keys with them: made on the server between the tables there,
+-- validated; held there, through the tables.
 CALL partition_move('engine_move.orders_1', 'engine_move_server');
+SELECT "table", phase, rows_to_move FROM reshard_progress ORDER BY 1;
+SELECT partition, server FROM partition_placement WHERE bucket = 1 ORDER BY partition::text;
+SELECT * FROM pg_temp.remote($$SELECT format('%s %s %s %s', conrelid::regclass, conname, pg_get_constraintdef(oid), convalidated)
+                               FROM pg_constraint WHERE contype = 'f' ORDER BY 1$$);
+SELECT min(c) AS customer FROM generate_series(1, 40) AS c WHERE jumpbackhash(c, 4) = 1 AND c <> 7 \gset
+INSERT INTO engine_move.order_items VALUES (:customer, 9, 1);
+INSERT INTO engine_move.orders VALUES (:customer, 9, 0);
+INSERT INTO engine_move.order_items VALUES (:customer, 9, 1);
+DELETE FROM engine_move.customers WHERE id = :customer;
+SELECT (SELECT count(*) FROM engine_move.orders WHERE customer_id = :customer) AS orders,
+       (SELECT count(*) FROM engine_move.order_items WHERE customer_id = :customer) AS items,
+       (SELECT count(*) FROM engine_move.order_items) AS all_items;
+-- Back here, together: the foreign keys made here, validated.
+CALL partition_move('engine_move.order_items_1', NULL);
+SELECT * FROM pg_temp.foreign_keys('engine_move.order_items_1');
+SELECT * FROM pg_temp.foreign_keys('engine_move.orders_1');
+SELECT * FROM pg_temp.remote($$SELECT count(*)::text FROM pg_class WHERE relname ~ '_1$'$$);
+INSERT INTO engine_move.order_items VALUES (:customer, 9, 1);
 
 -- Only the engine writes the records, not even a member of
 -- pg_write_all_data.
@@ -128,7 +148,9 @@ SELECT count(*) FROM partition_foreign_keys;
 DROP TABLE engine_move.order_items;
 CALL foreign_keys_to_partitions('engine_move.orders');
 SELECT count(*) FROM partition_foreign_keys;
+SET client_min_messages = warning;
 DROP TABLE engine_move.customers CASCADE;
+RESET client_min_messages;
 SELECT count(*) FROM partition_foreign_keys;
 
 DROP TABLE engine_move.orders;

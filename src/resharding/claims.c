@@ -131,16 +131,19 @@ follow_new_parent(engine *e)
  * partitions.  Two calls that begin at once: each takes a lock (advisory,
  * no table's: classid 0) until its state row commits, so that the second
  * sees the first's (read with a snapshot taken after the lock: not read
- * only).
+ * only).  Moves are not refused for one another's: the foreign keys that
+ * link their tables are those their partitions keep (a move refuses any
+ * other), which the moves of a bucket's partitions take with them in one
+ * cutover (move_foreign_keys).
  */
 void
-refuse_linked_reshardings(engine *e)
+refuse_linked_reshardings(engine *e, reshard_operation operation)
 {
 	LOCKTAG		tag;
 	Oid			saved_user;
 	int			saved_context;
-	Datum		args[1] = {ObjectIdGetDatum(e->parent)};
-	Oid			types[1] = {OIDOID};
+	Datum		args[2] = {ObjectIdGetDatum(e->parent), BoolGetDatum(operation == OPERATION_MOVE)};
+	Oid			types[2] = {OIDOID, BOOLOID};
 	int			ret;
 	int			nest_level;
 	char	   *others = NULL;
@@ -153,13 +156,13 @@ refuse_linked_reshardings(engine *e)
 	ret = SPI_execute_with_args(psprintf(
 		"SELECT pg_catalog.string_agg(pg_catalog.format('%%s (phase %%s)', s.parent_name, s.phase), ', ' ORDER BY s.parent_name)"
 		" FROM %s.reshard_state AS s"
-		" WHERE s.parent <> $1 AND s.phase NOT IN ('done', 'aborted')"
+		" WHERE s.parent <> $1 AND s.phase NOT IN ('done', 'aborted') AND NOT ($2 AND s.operation = 'move')"
 		"   AND EXISTS (SELECT FROM pg_catalog.pg_constraint c WHERE c.contype = 'f'"
 		"     AND (c.conrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree($1) AS t)"
 		"          AND c.confrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(s.parent) AS t)"
 		"          OR c.confrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree($1) AS t)"
 		"          AND c.conrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(s.parent) AS t)))",
-		e->schema), 1, types, args, NULL, false, 0);
+		e->schema), 2, types, args, NULL, false, 0);
 	SetUserIdAndSecContext(saved_user, saved_context);
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the reshardings in progress");

@@ -14,6 +14,6 @@ extern void claim(engine *e);
 extern void unclaim(engine *e);
 extern void claim_new_parent(engine *e);
 extern void follow_new_parent(engine *e);
-extern void refuse_linked_reshardings(engine *e);
+extern void refuse_linked_reshardings(engine *e, reshard_operation operation);
 
 #endif							/* SUBSETTING_RESHARDING_CLAIMS_H */

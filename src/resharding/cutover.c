@@ -419,6 +419,18 @@ open_waiting_moves(engine *e)
 	}
 }
 
+/* The tables of moves, as a regclass[]. */
+static Datum
+moving_tables(List *moves)
+{
+	Datum	   *tables = palloc(sizeof(Datum) * list_length(moves));
+	ListCell   *cell;
+
+	foreach(cell, moves)
+		tables[foreach_current_index(cell)] = ObjectIdGetDatum(((engine *) lfirst(cell))->parent);
+	return PointerGetDatum(construct_array(tables, list_length(moves), REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT));
+}
+
 /*
  * One attempt at a move's cutover (partition_move), within the budget, and
  * at the cutovers of the moves that wait for it (the partitions of a bucket
@@ -427,8 +439,10 @@ open_waiting_moves(engine *e)
  * takes its place, before anything else; each log's last changes; the
  * checks again; the engine's triggers dropped; each partition detached and
  * its table attached in its place, with its name, comments and grants
- * (move_phase_cutover).  The work is the same whatever the partitions'
- * sizes and the tables' numbers of partitions.
+ * (move_phase_cutover); the foreign keys the partitions keep made between
+ * the tables that took their places (move_foreign_keys, which refuses a
+ * move without the others that they link).  The work is the same whatever
+ * the partitions' sizes and the tables' numbers of partitions.
  */
 static bool
 unit_move_cutover(engine *e)
@@ -472,6 +486,9 @@ unit_move_cutover(engine *e)
 	check_budget(deadline);
 	foreach(cell, moves)
 		run_routine(lfirst(cell), phase_routine(e->operation, PHASE_CUTOVER), 0, 0, 0);
+	/* (the foreign keys the partitions keep, made where they went: all of them are there now) */
+	foreach(cell, moves)
+		run_routine(lfirst(cell), ROUTINE_MOVE_FOREIGN_KEYS, 2, CStringGetTextDatum("cutover"), moving_tables(moves));
 	foreach(cell, grants)
 		reshard_grants_give(lfirst(cell));
 	stop_budget();

@@ -339,7 +339,7 @@ begin(engine *e, reshard_operation operation, Oid partition, const char *server,
 	delete_states(e, false, true);
 
 	/* The plan (as the owner: it checks the table), then the checks, then the state row written. */
-	refuse_linked_reshardings(e);
+	refuse_linked_reshardings(e, operation);
 	new_state(e, operation);
 	set_phase(e, PHASE_SETUP);
 	set_state_oid(e, STATE_PARTITION, partition);
@@ -505,22 +505,49 @@ run_move(FunctionCallInfo fcinfo, Oid parent, Oid partition, const char *server,
 }
 
 /*
- * The move of parent that was interrupted (its partition and server), if
- * there is one: rebalance finishes it first.
+ * The move of parent that was interrupted (its partition and server, in
+ * the caller's memory), if there is one: rebalance finishes it first.
  */
 bool
 interrupted_move(FunctionCallInfo fcinfo, Oid parent, Interval *budget, int attempts, Oid *partition, char **server)
 {
 	engine		e;
 	bool		found;
+	MemoryContext caller = CurrentMemoryContext;
 
 	engine_open(&e, fcinfo, parent, budget, attempts);
 	found = load_state(&e) && !phase_ended(e.phase) && moving(&e);
 	if (found)
 	{
-		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+		MemoryContext old = MemoryContextSwitchTo(caller);
 
 		*partition = state_oid(&e, STATE_PARTITION);
+		*server = state_is_null(&e, STATE_SERVER) ? NULL : pstrdup(state_text(&e, STATE_SERVER));
+		MemoryContextSwitchTo(old);
+	}
+	engine_close(&e);
+	return found;
+}
+
+/*
+ * Whether the move of parent has cut over and not finished (in phase
+ * finish), and to which server (*server, in the caller's memory; NULL:
+ * here): its partition's
+ * bucket's moves of co-located tables finish in an order (move_together).
+ */
+bool
+move_cut_over(FunctionCallInfo fcinfo, Oid parent, char **server)
+{
+	engine		e;
+	bool		found;
+	MemoryContext caller = CurrentMemoryContext;
+
+	engine_open(&e, fcinfo, parent, NULL, 1);
+	found = load_state(&e) && moving(&e) && e.phase == PHASE_FINISH;
+	if (found)
+	{
+		MemoryContext old = MemoryContextSwitchTo(caller);
+
 		*server = state_is_null(&e, STATE_SERVER) ? NULL : pstrdup(state_text(&e, STATE_SERVER));
 		MemoryContextSwitchTo(old);
 	}

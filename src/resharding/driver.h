@@ -35,6 +35,8 @@ extern bool interrupted_move(FunctionCallInfo fcinfo, Oid parent, Interval *budg
 							 char **server);
 
 /* reshard_begin, reshard_step (tests), reshard_abort */
+extern bool move_cut_over(FunctionCallInfo fcinfo, Oid parent, char **server);
+
 extern void begin_call(FunctionCallInfo fcinfo, Oid parent, reshard_operation operation, Oid partition,
 					   const char *server);
 extern void step_call(FunctionCallInfo fcinfo, Oid parent, Interval *budget, int attempts);

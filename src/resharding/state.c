@@ -116,6 +116,7 @@ static const struct
 	[ROUTINE_MOVE_CUTOVER] = {"move_phase_cutover", 1, true},
 	[ROUTINE_MOVE_FINISH] = {"move_phase_finish", 1, true},
 	[ROUTINE_MOVE_UNDO] = {"move_phase_undo", 2, true},
+	[ROUTINE_MOVE_FOREIGN_KEYS] = {"move_foreign_keys", 3, true},
 	[ROUTINE_SHARD_VIEWS] = {"reshard_shard_views", 3, true},
 	[ROUTINE_CAPTURE_TRIGGER] = {"reshard_capture", 0, false},
 	[ROUTINE_GUARD_TRIGGER] = {"reshard_guard", 0, false},

@@ -31,7 +31,12 @@
 -- are made: reshard_state_cleanup).  As the table's owner.  action:
 --   create   the objects above (the setup, after the table is made);
 --   mark     this transaction's writes through postgres_fdw marked;
---   cut      the row of reshard_into_cut_o written (the cutover).
+--   cut      the row of reshard_into_cut_o written (the cutover);
+--   link     the foreign keys the partition keeps made there, NOT VALID,
+--            in the cutover's remote transaction (move_foreign_keys): by
+--            reshard_into_link_o(), which the setup made with the view
+--            reshard_into_links_o whose row calls it, where the partition
+--            keeps foreign keys (partition_foreign_keys).
 -- Not revoked from PUBLIC: the move's routines call it as the table's
 -- owner, any role; it does only what dblink and postgres_fdw let its
 -- caller do.
@@ -51,6 +56,9 @@ DECLARE
     cut text;
     refuse text;
     here text;          -- a foreign table here, for this transaction
+    link text;
+    links text;
+    statements text;
     n bigint;
 BEGIN
     PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['setup', 'copy', 'catch up', 'verify', 'cutover', 'finish', 'undo']);
@@ -64,6 +72,8 @@ BEGIN
     IF remote_name IS NULL THEN
         remote_name := (SELECT relname FROM pg_class WHERE oid = s.partition);
     END IF;
+    link := format('%I.%I', schema_name, @extschema@.reshard_object_name(s, 'into_link', s.partition));
+    links := @extschema@.reshard_object_name(s, 'into_links', s.partition);
     mark := format('%I.%I', schema_name, @extschema@.reshard_object_name(s, 'into_mark', s.partition));
     marker := @extschema@.reshard_object_name(s, 'into_marker', s.partition);
     cut := @extschema@.reshard_object_name(s, 'into_cut', s.partition);
@@ -101,18 +111,42 @@ BEGIN
             -- (what the schema's default privileges granted on them revoked)
             @extschema@.reshard_remote_revoke(ARRAY[format('%I.%I', schema_name, marker), format('%I.%I', schema_name, cut)],
                                               ARRAY[mark || '()', refuse || '()'])));
-    WHEN 'mark', 'cut' THEN
+        -- (the foreign keys the partition keeps, made there at the cutover:
+        -- move_foreign_keys; a function that makes them and a view whose
+        -- row calls it, read through postgres_fdw in the cutover's remote
+        -- transaction)
+        SELECT string_agg(format('ALTER TABLE %I.%I ADD CONSTRAINT %I FOREIGN KEY (%s) REFERENCES %I.%I(%s)%s NOT VALID;',
+                                 schema_name, remote_name, k.name, k.columns, n.nspname, c.relname, k.referenced_columns,
+                                 k.options), ' ' ORDER BY k.name)
+        INTO statements
+        FROM @extschema@.partition_foreign_keys k
+        JOIN @extschema@.sharding_layout(k.referenced) AS l ON l.bucket = s.bucket
+        JOIN pg_class c ON c.oid = l.partition JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE k.parent = s.parent;
+        IF statements IS NOT NULL THEN
+            EXECUTE @extschema@.reshard_remote_sql(s.server, format($remote$
+                CREATE OR REPLACE FUNCTION %1$s() RETURNS boolean LANGUAGE plpgsql VOLATILE
+                    SET search_path = pg_catalog, pg_temp
+                    AS %2$L;
+                CREATE OR REPLACE VIEW %3$I.%4$I WITH (security_invoker = true) AS SELECT 1 AS linked WHERE %1$s();
+                %5$s$remote$,
+                link, format('BEGIN %s RETURN true; END', statements), schema_name, links,
+                @extschema@.reshard_remote_revoke(ARRAY[format('%I.%I', schema_name, links)], ARRAY[link || '()'])));
+        END IF;
+    WHEN 'mark', 'cut', 'link' THEN
         -- (through a foreign table here, for this transaction: postgres_fdw
         -- writes the table over the same connection, in the same remote
         -- transaction)
-        here := format('%I.%I', schema_name, CASE action WHEN 'mark' THEN marker ELSE cut END);
+        here := format('%I.%I', schema_name, CASE action WHEN 'mark' THEN marker WHEN 'link' THEN links ELSE cut END);
         EXECUTE format('CREATE FOREIGN TABLE %s (%s) SERVER %I OPTIONS (schema_name %L, table_name %L)',
-                       here, CASE action WHEN 'mark' THEN 'marked int' ELSE 'cut boolean' END, s.server, schema_name,
-                       CASE action WHEN 'mark' THEN marker ELSE cut END);
-        IF action = 'mark' THEN
+                       here, CASE action WHEN 'mark' THEN 'marked int' WHEN 'link' THEN 'linked int' ELSE 'cut boolean' END,
+                       s.server, schema_name, CASE action WHEN 'mark' THEN marker WHEN 'link' THEN links ELSE cut END);
+        IF action IN ('mark', 'link') THEN
             EXECUTE format('SELECT count(*) FROM %s', here) INTO n;
             IF n <> 1 THEN
-                RAISE EXCEPTION 'could not mark the writes of the move of % on %', s.partition::regclass, s.server;
+                RAISE EXCEPTION 'could not % the move of % on %', CASE action WHEN 'mark' THEN 'mark the writes of'
+                                                                     ELSE 'make the foreign keys of' END,
+                                s.partition::regclass, s.server;
             END IF;
         ELSE
             EXECUTE format('INSERT INTO %s VALUES (true)', here);

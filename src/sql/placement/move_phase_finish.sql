@@ -19,6 +19,8 @@ DECLARE
     moved oid := s.shadows[s.bucket + 1];   -- the table that took the partition's place
 BEGIN
     PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['finish']);
+    -- (the foreign keys it keeps, made NOT VALID at the cutover, validated)
+    s := @extschema@.move_foreign_keys(s, 'finish', NULL);
     IF EXISTS (SELECT FROM pg_class WHERE oid = s.partition) THEN
         EXECUTE format('DROP %s %s', CASE WHEN (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'f'
                                           THEN 'FOREIGN TABLE' ELSE 'TABLE' END, s.partition::regclass);

@@ -64,6 +64,15 @@ BEGIN
                           ELSE format('%I.%I', schema_name, name) END,
                      s.server, 'always', NULL, CASE WHEN kind = 'into_writes' THEN name END);
         END LOOP;
+        -- (where the partition keeps foreign keys: what makes them there, move_destination_guard)
+        IF EXISTS (SELECT FROM @extschema@.partition_foreign_keys k WHERE k.parent = s.parent) THEN
+            s := @extschema@.reshard_cleanup_record(s, 'function',
+                     format('%I.%I()', schema_name, @extschema@.reshard_object_name(s, 'into_link', s.partition)),
+                     s.server, 'always');
+            s := @extschema@.reshard_cleanup_record(s, 'view',
+                     format('%I.%I', schema_name, @extschema@.reshard_object_name(s, 'into_links', s.partition)),
+                     s.server, 'always');
+        END IF;
     END IF;
     RETURN s;
 END

@@ -248,3 +248,102 @@ LANGUAGE C AS 'MODULE_PATHNAME', 'foreign_keys_to_parent';
 
 COMMENT ON PROCEDURE foreign_keys_to_parent(regclass, interval, int) IS
 'gives a table back the foreign keys that foreign_keys_to_partitions handed to its partitions, once every partition of both tables is on this server and the table referred to has its unique constraint: in one transaction, in which PostgreSQL checks every row (writers of both tables wait for it), tried at most cutover_attempts times, each waiting for the tables at most cutover_budget (see docs/scaling-out.md)';
+
+-- Whether a foreign key (a constraint's OID) is one of those that
+-- foreign_keys_to_partitions handed to the partitions: of a partition of
+-- a table whose record names it, to a partition of the table it records.
+-- A move takes it with the partitions of the bucket (move_foreign_keys).
+CREATE FUNCTION partition_foreign_key_kept(constraint_oid oid) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT EXISTS (
+        SELECT FROM pg_constraint c
+        JOIN pg_inherits i ON i.inhrelid = c.conrelid
+        JOIN pg_inherits r ON r.inhrelid = c.confrelid
+        JOIN @extschema@.partition_foreign_keys k
+             ON k.parent = i.inhparent AND k.name = c.conname AND k.referenced = r.inhparent
+        WHERE c.oid = constraint_oid AND c.contype = 'f')
+$function$;
+
+COMMENT ON FUNCTION partition_foreign_key_kept(oid) IS
+'whether a foreign key is one that foreign_keys_to_partitions handed to a partition (internal)';
+
+-- The foreign keys that a moved partition keeps (partition_foreign_keys,
+-- s's table the one that refers), made where it went, as the table's
+-- owner.  action:
+--   cutover  in the transaction that cuts over the partitions of the
+--            bucket of every table linked (moving: their tables), after
+--            each one's cutover routine: refused unless every table that
+--            such a foreign key links to s's is among them; each made NOT
+--            VALID between the tables that took the partitions' places
+--            (here by ALTER TABLE; on a server in the same remote
+--            transaction as the cutover's writes there: move_destination_guard
+--            'link'), and dropped from the partition left here (the
+--            finish drops it, and the one it referred to);
+--   finish   each validated, here or on the server (through dblink), which
+--            blocks no writer.
+-- Not revoked from PUBLIC: the move's routines call it as the table's
+-- owner, any role; it does only what its caller may do.
+CREATE FUNCTION move_foreign_keys(s reshard_state, action text, moving regclass[]) RETURNS reshard_state
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    fk record;
+    bad text;
+    mine regclass;      -- the partition of s's bucket, after the cutover
+BEGIN
+    PERFORM @extschema@.reshard_expect_phase(s, VARIADIC ARRAY['cutover', 'finish']);
+    IF action = 'cutover' THEN
+        SELECT string_agg(DISTINCT l.t::text, ', ') INTO bad
+        FROM (SELECT k.referenced AS t FROM @extschema@.partition_foreign_keys k WHERE k.parent = s.parent
+              UNION SELECT k.parent FROM @extschema@.partition_foreign_keys k WHERE k.referenced = s.parent) AS l
+        WHERE l.t <> s.parent AND l.t <> ALL (coalesce(moving, '{}'));
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot cut the partition of bucket % of % over without those of %, which foreign keys link to it',
+                            s.bucket, s.parent::regclass, bad
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'partition_move and rebalance move the partitions of a bucket of co-located tables together.';
+        END IF;
+    END IF;
+    SELECT l.partition INTO STRICT mine FROM @extschema@.sharding_layout(s.parent) AS l WHERE l.bucket = s.bucket;
+    FOR fk IN SELECT * FROM @extschema@.partition_foreign_keys k WHERE k.parent = s.parent ORDER BY k.name LOOP
+        IF action = 'cutover' THEN
+            IF (SELECT relkind FROM pg_class WHERE oid = s.partition) = 'r' THEN
+                EXECUTE format('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %I', s.partition::regclass, fk.name);
+            END IF;
+            IF s.server IS NULL THEN
+                EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I FOREIGN KEY (%s) REFERENCES %s(%s)%s NOT VALID', mine,
+                               fk.name, fk.columns,
+                               (SELECT l.partition FROM @extschema@.sharding_layout(fk.referenced) AS l WHERE l.bucket = s.bucket),
+                               fk.referenced_columns, fk.options);
+            END IF;
+        ELSIF action = 'finish' THEN
+            IF s.server IS NULL THEN
+                EXECUTE format('ALTER TABLE %s VALIDATE CONSTRAINT %I', mine, fk.name);
+            ELSE
+                EXECUTE @extschema@.reshard_remote_sql(s.server,
+                    (SELECT format('SET TRANSACTION READ WRITE; SET LOCAL statement_timeout = 0; ALTER TABLE %I.%I VALIDATE CONSTRAINT %I',
+                                   coalesce(o.schema_name, n.nspname), coalesce(o.table_name, c.relname), fk.name)
+                     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                     LEFT JOIN LATERAL (
+                         SELECT max(t.option_value) FILTER (WHERE t.option_name = 'schema_name') AS schema_name,
+                                max(t.option_value) FILTER (WHERE t.option_name = 'table_name') AS table_name
+                         FROM pg_foreign_table f, pg_options_to_table(f.ftoptions) AS t WHERE f.ftrelid = c.oid) AS o ON true
+                     WHERE c.oid = mine));
+            END IF;
+        ELSE
+            RAISE EXCEPTION 'unknown action %', action;
+        END IF;
+    END LOOP;
+    IF action = 'cutover' AND s.server IS NOT NULL
+       AND EXISTS (SELECT FROM @extschema@.partition_foreign_keys k WHERE k.parent = s.parent) THEN
+        PERFORM @extschema@.move_destination_guard(s, 'link');
+    END IF;
+    RETURN s;
+END
+$function$;
+
+COMMENT ON FUNCTION move_foreign_keys(reshard_state, text, regclass[]) IS
+'partition move: the foreign keys a partition keeps made where it went at the cutover, validated at the finish (internal)';

@@ -111,9 +111,11 @@ BEGIN
         UNION ALL
         SELECT format('foreign key %I of %s, which refers to %s', c.conname, c.conrelid::regclass, c.confrelid::regclass)
         FROM pg_constraint c WHERE c.confrelid IN (parent, partition) AND c.contype = 'f' AND c.conparentid = 0
+          AND NOT @extschema@.partition_foreign_key_kept(c.oid)
         UNION ALL
         SELECT format('foreign key %I of %s (PostgreSQL enforces none on a foreign table)', c.conname, c.conrelid::regclass)
         FROM pg_constraint c WHERE c.conrelid IN (parent, partition) AND c.contype = 'f' AND c.conparentid = 0
+          AND NOT @extschema@.partition_foreign_key_kept(c.oid)
         UNION ALL
         SELECT format('trigger %I on %s', g.tgname, g.tgrelid::regclass)
         FROM pg_trigger g WHERE g.tgrelid IN (parent, partition) AND NOT g.tgisinternal

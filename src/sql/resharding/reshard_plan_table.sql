@@ -111,13 +111,15 @@ BEGIN
     SELECT string_agg(format('%s of %s', quote_ident(c.conname), c.conrelid::regclass), ', '
                       ORDER BY c.conrelid::regclass::text, c.conname) INTO bad
     FROM pg_constraint c
-    WHERE c.contype = 'f' AND c.conparentid = 0 AND c.confrelid = ANY (partitions || partition);
+    WHERE c.contype = 'f' AND c.conparentid = 0 AND c.confrelid = ANY (partitions || partition)
+      -- (a move takes a co-located table's with it: partition_foreign_keys.sql)
+      AND NOT (operation = 'move' AND @extschema@.partition_foreign_key_kept(c.oid));
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'cannot reshard %, foreign keys refer to its partitions: %', parent, bad
             USING ERRCODE = 'feature_not_supported',
                   DETAIL = 'Rows that move would leave the partition the foreign key refers to.',
                   HINT = CASE WHEN EXISTS (SELECT FROM @extschema@.partition_foreign_keys k WHERE k.referenced = s.parent)
-                              THEN 'These are foreign keys between co-located tables that their partitions keep (foreign_keys_to_partitions): the partitions they link cannot move or be resharded yet; foreign_keys_to_parent gives them back to their tables.'
+                              THEN 'These are foreign keys between co-located tables that their partitions keep (foreign_keys_to_partitions), which a resharding would break; foreign_keys_to_parent gives them back to their tables.'
                               ELSE 'Drop those foreign keys before resharding.' END;
     END IF;
 END
