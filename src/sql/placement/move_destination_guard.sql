@@ -115,9 +115,13 @@ BEGIN
         -- move_foreign_keys; a function that makes them and a view whose
         -- row calls it, read through postgres_fdw in the cutover's remote
         -- transaction)
-        SELECT string_agg(format('ALTER TABLE %I.%I ADD CONSTRAINT %I FOREIGN KEY (%s) REFERENCES %I.%I(%s)%s NOT VALID;',
-                                 schema_name, remote_name, k.name, k.columns, n.nspname, c.relname, k.referenced_columns,
-                                 k.options), ' ' ORDER BY k.name)
+        -- (each made once: a cutover whose COMMIT there was done, and not
+        -- here, is tried again)
+        SELECT string_agg(format('IF NOT EXISTS (SELECT FROM pg_catalog.pg_constraint WHERE conrelid = %1$L::pg_catalog.regclass AND conname = %3$L) THEN
+                                      ALTER TABLE %1$s ADD CONSTRAINT %3$I FOREIGN KEY (%4$s) REFERENCES %2$s(%5$s)%6$s NOT VALID;
+                                  END IF;',
+                                 format('%I.%I', schema_name, remote_name), format('%I.%I', n.nspname, c.relname), k.name,
+                                 k.columns, k.referenced_columns, k.options), ' ' ORDER BY k.name)
         INTO statements
         FROM @extschema@.partition_foreign_keys k
         JOIN @extschema@.sharding_layout(k.referenced) AS l ON l.bucket = s.bucket
