@@ -556,9 +556,10 @@ step_cutover(engine *e)
 		open_waiting_moves(e);
 	if (rebuilds)
 		prepare_takeover(e);
-	catch_up(e);
+	/* (in the group's order, as the attempt applies the last changes: the waiting ones first) */
 	foreach(cell, e->cut_with)
 		catch_up(lfirst(cell));
+	catch_up(e);
 	for (int attempt = 1;; attempt++)
 	{
 		ErrorData  *error;
@@ -598,9 +599,9 @@ step_cutover(engine *e)
 		back_off(e->budget_ms);
 		if (rebuilds)
 			prepare_takeover(e);
-		catch_up(e);
 		foreach(cell, e->cut_with)
 			catch_up(lfirst(cell));
+		catch_up(e);
 	}
 	return true;
 }

@@ -6,12 +6,14 @@
 #	all ON DELETE CASCADE, sharded by the customer's id.  Under writers
 #	through the parents (a customer with an order and its items in one
 #	transaction; a customer deleted, with its orders and items by the
-#	cascade; items updated; an item of no order, always refused), the
+#	cascade; items updated; an item of no order, always refused; a copy
+#	of a customer and of an order, refused while they are there), the
 #	foreign keys and the unique constraints go to the partitions, the
 #	tables go from one server to three, moves cut short in each phase are
 #	called again, and the tables come back to one and get their
 #	constraints back.  After each step: each table equals its mirror, no
-#	row refers to a missing one (through the parents), each server holds
+#	row refers to a missing one and no key is there twice (through the
+#	parents), each server holds
 #	the foreign keys of its partitions, validated, and refuses an item of
 #	no order there, through the parent and directly.
 #
@@ -77,6 +79,13 @@ my %writes = (
 my %writers = map { ($_ => "BEGIN; $writes{$_}; SELECT pg_advisory_xact_lock_shared(4242); COMMIT") } keys %writes;
 # (an item of no order: always refused; it would show as a row the mirror lacks)
 $writers{orphan} = "INSERT INTO order_items SELECT -id, 1, 1, 1 FROM (SELECT $pick AS id) AS p";
+# (a copy of a customer it reads, and of an order: refused while the row is
+# there, else, deleted meanwhile, a row like another, mirrored)
+$writers{duplicate} =
+  "BEGIN; WITH c AS (INSERT INTO customers SELECT id, 'copy' FROM customers WHERE id = $pick RETURNING *)
+          INSERT INTO m_customers SELECT * FROM c;
+          WITH o AS (INSERT INTO orders SELECT customer_id, order_id, 0 FROM orders WHERE customer_id = $pick RETURNING *)
+          INSERT INTO m_orders SELECT * FROM o; SELECT pg_advisory_xact_lock_shared(4242); COMMIT";
 
 # checked(WHAT): each table equals its mirror, no row refers to a missing
 # one, each server holds the foreign keys of its partitions (validated),
@@ -96,6 +105,9 @@ sub checked
 		 || ' ' || (SELECT count(*) FROM order_items i
 		            WHERE NOT EXISTS (SELECT FROM orders o WHERE (o.customer_id, o.order_id) = (i.customer_id, i.order_id)))"),
 		'0 0', "$what: no order of a missing customer, no item of a missing order");
+	is(on($coordinator, "SELECT (SELECT count(*) - count(DISTINCT id) FROM customers)
+	                     || ' ' || (SELECT count(*) - count(DISTINCT (customer_id, order_id)) FROM orders)"),
+		'0 0', "$what: no customer and no order is there twice");
 	for my $server (sort keys %servers)
 	{
 		my $held = on($coordinator, "SELECT count(*) FROM partition_placement WHERE \"table\" = 'orders'::regclass
@@ -203,5 +215,7 @@ is(on($coordinator, "SELECT count(*) FROM partition_foreign_keys") . ' ' . on($s
 # (an accepted one would be a row of order_items that m_items lacks: checked above)
 like(slurp_file("$PostgreSQL::Test::Utils::log_path/writer_orphan.log"), qr/violates foreign key constraint "items_order"/,
 	'the writer of items of no order was refused');
+like(slurp_file("$PostgreSQL::Test::Utils::log_path/writer_duplicate.log"), qr/duplicate key value violates unique constraint/,
+	'the writer of copies was refused');
 
 done_testing();
