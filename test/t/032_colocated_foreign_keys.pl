@@ -212,6 +212,8 @@ is(on($coordinator, "SELECT string_agg(conrelid::regclass || ' ' || conname, ', 
 is(on($coordinator, "SELECT count(*) FROM partition_foreign_keys") . ' ' . on($servers{a}, "SELECT count(*) FROM pg_class WHERE relkind = 'r' AND relname ~ '_[0-9]+\$'")
 	  . ' ' . on($servers{b}, "SELECT count(*) FROM pg_class WHERE relkind = 'r' AND relname ~ '_[0-9]+\$'"),
 	'0 0 0', 'no record is left, and no table on the servers');
+is(join(' ', map { on($_, $ENGINE_LEFTOVERS) } $coordinator, $servers{a}, $servers{b}), 'none none none',
+	'nothing of the engine is left, here or on the servers (the functions that made the foreign keys there included)');
 # (an accepted one would be a row of order_items that m_items lacks: checked above)
 like(slurp_file("$PostgreSQL::Test::Utils::log_path/writer_orphan.log"), qr/violates foreign key constraint "items_order"/,
 	'the writer of items of no order was refused');
