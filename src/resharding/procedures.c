@@ -159,68 +159,15 @@ colocated_partitions(Oid partition, const char *server)
 }
 
 /*
- * tables (OIDs) in the order their moves are cut over in: a table that a
- * foreign key its partitions keep refers to (partition_foreign_keys) before
- * the table that refers to it, else as given.  Their finishes run the other
- * way (move_together): the table left on a server that another's foreign
- * key there refers to is dropped after that one.
- */
-static List *
-in_foreign_key_order(List *tables)
-{
-	Datum	   *items = palloc(sizeof(Datum) * list_length(tables));
-	Oid			argtypes[1] = {OIDARRAYOID};
-	Datum		args[1];
-	List	   *ordered = NIL;
-	MemoryContext caller = CurrentMemoryContext;
-	ListCell   *cell;
-	int			nest_level;
-
-	foreach(cell, tables)
-		items[foreach_current_index(cell)] = ObjectIdGetDatum(lfirst_oid(cell));
-	args[0] = PointerGetDatum(construct_array(items, list_length(tables), OIDOID, sizeof(Oid), true, TYPALIGN_INT));
-	SPI_connect();
-	nest_level = safe_search_path_begin();
-	if (SPI_execute_with_args(psprintf("WITH RECURSIVE d(member, depth) AS ("
-									   "   SELECT t, 0 FROM pg_catalog.unnest($1) AS t"
-									   "   UNION ALL"
-									   "   SELECT k.parent::pg_catalog.oid, d.depth OPERATOR(pg_catalog.+) 1"
-									   "   FROM d JOIN %s.partition_foreign_keys AS k"
-									   "        ON k.referenced::pg_catalog.oid OPERATOR(pg_catalog.=) d.member"
-									   "   WHERE k.parent OPERATOR(pg_catalog.<>) k.referenced"
-									   "     AND k.parent::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
-									   "     AND d.depth OPERATOR(pg_catalog.<) pg_catalog.cardinality($1))"
-									   " SELECT member FROM d GROUP BY member"
-									   " ORDER BY pg_catalog.max(depth), pg_catalog.array_position($1, member)",
-									   extension_schema(NULL, NULL, NULL)),
-							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not order the moves of a bucket");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Oid			table = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		MemoryContext old = MemoryContextSwitchTo(caller);
-
-		ordered = lappend_oid(ordered, table);
-		MemoryContextSwitchTo(old);
-	}
-	safe_search_path_end(nest_level);
-	SPI_finish();
-	return ordered;
-}
-
-/*
  * Moves partition of parent and siblings (partitions of its bucket of the
  * tables co-located with parent, not on server) to server, cut over
  * together: each move but the last runs to its cutover and waits there,
  * the last one's cutover cuts them all over in one transaction, and
  * finishes; then every move of a table of the group that has cut over and
- * not finished (these, or those a call cut short) finishes, a table that
- * another's foreign key refers to after that one (in_foreign_key_order,
- * the other way round: a table left on a server is dropped after the one
- * whose foreign key there refers to it).  A NOTICE as each of siblings
- * begins, naming co_located_with, unless it is NULL.  Alone, a move as
- * any.  Returns the rows moved.
+ * not finished (these, or those a call cut short) finishes, in the
+ * opposite order.  A NOTICE as each of siblings begins, naming
+ * co_located_with, unless it is NULL.  Alone, a move as any.  Returns the
+ * rows moved.
  */
 static int64
 move_together(FunctionCallInfo fcinfo, Oid parent, Oid partition, List *siblings, const char *server,
@@ -228,31 +175,45 @@ move_together(FunctionCallInfo fcinfo, Oid parent, Oid partition, List *siblings
 {
 	List	   *partitions = lcons_oid(partition, list_copy(siblings));
 	List	   *parents = list_make1_oid(parent);
-	List	   *order;
-	List	   *group;
 	List	   *waiting = NIL;
-	int			count = list_length(partitions);
-	Oid		   *moving = palloc(sizeof(Oid) * count);	/* the partitions, in order */
-	Oid		   *tables = palloc(sizeof(Oid) * count);	/* their tables */
+	int			count = 0;
+	Oid		   *moving = palloc(sizeof(Oid) * list_length(partitions));	/* the partitions, in order */
+	Oid		   *tables = palloc(sizeof(Oid) * list_length(partitions));	/* their tables */
 	int64		moved = 0;
 	char	   *cut_server;
+	ListCell   *g;
 	ListCell   *p;
 	ListCell   *q;
 
+	/*
+	 * The tables of the group in the order their moves are cut over in: a
+	 * table that a foreign key its partitions keep refers to
+	 * (partition_foreign_keys) before the table that refers to it, else in
+	 * the group's order.
+	 */
+	List	   *group = oids_of("WITH RECURSIVE g AS (SELECT %1$s.colocated_with($1)::pg_catalog.oid[] AS tables),"
+								" d(member, depth) AS ("
+								"   SELECT t, 0 FROM g, pg_catalog.unnest(g.tables) AS t"
+								"   UNION ALL"
+								"   SELECT k.parent::pg_catalog.oid, d.depth OPERATOR(pg_catalog.+) 1"
+								"   FROM d, g, %1$s.partition_foreign_keys AS k"
+								"   WHERE k.referenced::pg_catalog.oid OPERATOR(pg_catalog.=) d.member"
+								"     AND k.parent OPERATOR(pg_catalog.<>) k.referenced"
+								"     AND k.parent::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (g.tables)"
+								"     AND d.depth OPERATOR(pg_catalog.<) pg_catalog.cardinality(g.tables))"
+								" SELECT d.member FROM d, g GROUP BY d.member, g.tables"
+								" ORDER BY pg_catalog.max(d.depth), pg_catalog.array_position(g.tables, d.member)",
+								parent, NULL);
+
 	foreach(p, siblings)
 		parents = lappend_oid(parents, partition_parent(lfirst_oid(p)));
-	order = count > 1 ? in_foreign_key_order(parents) : parents;
-	forboth(p, partitions, q, parents)
-	{
-		ListCell   *o;
-
-		foreach(o, order)
-			if (lfirst_oid(o) == lfirst_oid(q))
+	foreach(g, group)
+		forboth(p, partitions, q, parents)
+			if (lfirst_oid(q) == lfirst_oid(g))
 			{
-				moving[foreach_current_index(o)] = lfirst_oid(p);
-				tables[foreach_current_index(o)] = lfirst_oid(q);
+				moving[count] = lfirst_oid(p);
+				tables[count++] = lfirst_oid(q);
 			}
-	}
 	for (int i = 0; i < count; i++)
 	{
 		bool		last = i == count - 1;
@@ -267,8 +228,7 @@ move_together(FunctionCallInfo fcinfo, Oid parent, Oid partition, List *siblings
 		moved += run_move(fcinfo, tables[i], moving[i], server, budget, attempts, !last, last ? waiting : NIL);
 		waiting = lappend_oid(waiting, tables[i]);
 	}
-	group = oids_of("SELECT t::pg_catalog.oid FROM pg_catalog.unnest(%1$s.colocated_with($1)) AS t", parent, NULL);
-	group = list_length(group) > 1 ? in_foreign_key_order(group) : group;
+	/* (the other way round: a table left on a server is dropped after the one whose foreign key there refers to it) */
 	for (int i = list_length(group) - 1; i >= 0; i--)
 		if (move_cut_over(fcinfo, list_nth_oid(group, i), &cut_server))
 			moved += run_move(fcinfo, list_nth_oid(group, i), InvalidOid, cut_server, budget, attempts, false, NIL);
