@@ -3,17 +3,18 @@
 -- the partition of the same bucket (issue 44, item 3; docs/scaling-out.md,
 -- "Foreign keys between co-located tables"): foreign_keys_to_partitions
 -- refuses a table whose foreign key it cannot hand over (naming each
--- reason), and in a transaction block; hands them over (the table's
--- dropped, each partition's added and validated); a row whose row referred
--- to is missing is refused through the table and in the partition, a
--- delete cascades within the bucket; called again, it validates what a
--- call cut short left NOT VALID; uncolocate is refused while they hold;
--- the tables referred to can then hand their unique constraints over, and
--- a bucket's partitions of all three move to the server together, the
--- foreign keys made there (held through the tables) and back here;
--- foreign_keys_to_parent gives them back once it has its unique constraint
--- again; what the records hold only the engine writes, and a dropped table
--- takes its records with it.
+-- reason: an ON DELETE CASCADE one among them, which a key changed through
+-- the table referred to would turn into a delete), and in a transaction
+-- block; hands them over (the table's dropped, each partition's added and
+-- validated); a row whose row referred to is missing is refused through the
+-- table and in the partition, and so is a row referred to deleted, or its
+-- key changed; called again, it validates what a call cut short left NOT
+-- VALID; uncolocate is refused while they hold; the tables referred to can
+-- then hand their unique constraints over, and a bucket's partitions of all
+-- three move to the server together, the foreign keys made there (held
+-- through the tables) and back here; foreign_keys_to_parent gives them back
+-- once it has its unique constraint again; what the records hold only the
+-- engine writes, and a dropped table takes its records with it.
 --
 \i test/engine_move_helpers.sql
 SET client_min_messages = warning;
@@ -23,12 +24,13 @@ SET client_min_messages = notice;
 \set SHOW_CONTEXT never
 CREATE TABLE engine_move.customers (id bigint PRIMARY KEY, name text)
     PARTITION BY HASH (id jumpbackhash4_int8_ops);
-CREATE TABLE engine_move.orders (customer_id bigint REFERENCES engine_move.customers ON DELETE CASCADE,
+CREATE TABLE engine_move.orders (customer_id bigint REFERENCES engine_move.customers,
                                  order_id bigint, total numeric, PRIMARY KEY (customer_id, order_id))
     PARTITION BY HASH (customer_id jumpbackhash4_int8_ops);
 CREATE TABLE engine_move.order_items (customer_id bigint, order_id bigint, item int,
                                       CONSTRAINT items_order FOREIGN KEY (customer_id, order_id)
-                                          REFERENCES engine_move.orders MATCH FULL ON DELETE CASCADE DEFERRABLE)
+                                          REFERENCES engine_move.orders MATCH FULL ON DELETE CASCADE ON UPDATE CASCADE
+                                                     DEFERRABLE)
     PARTITION BY HASH (customer_id jumpbackhash4_int8_ops);
 SELECT format('CREATE TABLE engine_move.%1$s_%2$s PARTITION OF engine_move.%1$s FOR VALUES WITH (MODULUS 4, REMAINDER %2$s)', t, b)
 FROM unnest(ARRAY['customers', 'orders', 'order_items']) AS t, generate_series(0, 3) AS b \gexec
@@ -60,6 +62,12 @@ FROM generate_series(0, 3) AS b \gexec
 SELECT colocate(ARRAY['engine_move.orders', 'engine_move.crossed']::regclass[]);
 CALL foreign_keys_to_partitions('engine_move.crossed');
 DROP TABLE engine_move.crossed;
+-- ON DELETE CASCADE: a key changed through the table referred to would be
+-- a delete for a partition's foreign key, and take the items with it.
+CALL foreign_keys_to_partitions('engine_move.order_items');
+ALTER TABLE engine_move.order_items DROP CONSTRAINT items_order;
+ALTER TABLE engine_move.order_items ADD CONSTRAINT items_order FOREIGN KEY (customer_id, order_id)
+    REFERENCES engine_move.orders MATCH FULL ON UPDATE CASCADE DEFERRABLE;
 -- In a transaction block: it commits.
 BEGIN;
 CALL foreign_keys_to_partitions('engine_move.orders');
@@ -72,13 +80,24 @@ SELECT * FROM pg_temp.foreign_keys('engine_move.orders');
 SELECT * FROM pg_temp.foreign_keys('engine_move.order_items');
 SELECT parent, name, referenced, columns, referenced_columns, options FROM partition_foreign_keys ORDER BY 1, 2;
 -- Held: an item of no order is refused, through the table and in its
--- partition; a customer deleted takes its orders and their items.
+-- partition.
 INSERT INTO engine_move.order_items VALUES (7, 9, 1);
 SELECT 'engine_move.order_items'::regclass::text AS t, p.partition::text AS p
 FROM sharding_layout('engine_move.order_items') AS p WHERE p.bucket = jumpbackhash(7::bigint, 4) \gset
 INSERT INTO :p VALUES (7, 9, 1);
 INSERT INTO engine_move.order_items VALUES (7, 1, NULL);
 INSERT INTO engine_move.orders VALUES (41, 1, 0);
+-- A customer with orders cannot go, nor change its key (to another
+-- bucket: the table's foreign key refused it too); without them, it can.
+DELETE FROM engine_move.customers WHERE id = 7;
+UPDATE engine_move.customers SET id = 1007 WHERE id = 7;
+UPDATE engine_move.orders SET customer_id = 1007 WHERE customer_id = 7 AND order_id = 1;
+-- An order's key changed within the bucket: its items follow (ON UPDATE
+-- CASCADE).
+UPDATE engine_move.orders SET order_id = 100 WHERE customer_id = 7 AND order_id = 1;
+SELECT order_id, count(*) AS items FROM engine_move.order_items WHERE customer_id = 7 GROUP BY 1 ORDER BY 1;
+DELETE FROM engine_move.order_items WHERE customer_id = 7;
+DELETE FROM engine_move.orders WHERE customer_id = 7;
 DELETE FROM engine_move.customers WHERE id = 7;
 SELECT (SELECT count(*) FROM engine_move.orders WHERE customer_id = 7) AS orders_of_7,
        (SELECT count(*) FROM engine_move.order_items WHERE customer_id = 7) AS items_of_7,
@@ -88,7 +107,7 @@ SELECT (SELECT count(*) FROM engine_move.orders WHERE customer_id = 7) AS orders
 CALL foreign_keys_to_partitions('engine_move.orders');
 ALTER TABLE engine_move.order_items_2 DROP CONSTRAINT items_order;
 ALTER TABLE engine_move.order_items_2 ADD CONSTRAINT items_order FOREIGN KEY (customer_id, order_id)
-    REFERENCES engine_move.orders_2 (customer_id, order_id) MATCH FULL ON DELETE CASCADE DEFERRABLE NOT VALID;
+    REFERENCES engine_move.orders_2 (customer_id, order_id) MATCH FULL ON UPDATE CASCADE DEFERRABLE NOT VALID;
 CALL foreign_keys_to_partitions('engine_move.order_items');
 SELECT * FROM pg_temp.foreign_keys('engine_move.order_items_2');
 
@@ -111,6 +130,9 @@ SELECT min(c) AS customer FROM generate_series(1, 40) AS c WHERE jumpbackhash(c,
 INSERT INTO engine_move.order_items VALUES (:customer, 9, 1);
 INSERT INTO engine_move.orders VALUES (:customer, 9, 0);
 INSERT INTO engine_move.order_items VALUES (:customer, 9, 1);
+DELETE FROM engine_move.customers WHERE id = :customer;
+DELETE FROM engine_move.order_items WHERE customer_id = :customer;
+DELETE FROM engine_move.orders WHERE customer_id = :customer;
 DELETE FROM engine_move.customers WHERE id = :customer;
 SELECT (SELECT count(*) FROM engine_move.orders WHERE customer_id = :customer) AS orders,
        (SELECT count(*) FROM engine_move.order_items WHERE customer_id = :customer) AS items,

@@ -5,7 +5,8 @@
 -- own writes pass, and the table equals its mirror after the move, a plain
 -- table again; a partition dropped, or detached, while its move waits is
 -- undone by reshard_abort or by the next call, which say what happened, and
--- leave nothing of the engine here or on the server.
+-- leave nothing of the engine here or on the server; cut over and not
+-- finished, a move of the partition elsewhere is refused.
 \i test/engine_move_helpers.sql
 SET client_min_messages = notice;
 -- Direct writes on the server's table, between the copy and the cutover.
@@ -33,6 +34,18 @@ SELECT dblink_exec('engine_move_server', 'UPDATE engine_move.em_1 SET v = v');
 SELECT pg_temp.write_both() > 0 AS written;
 SELECT * FROM pg_temp.differences();
 -- Back here, for what follows.
+CALL partition_move('engine_move.em_1', NULL);
+SELECT pg_temp.placement();
+
+-- Cut over and not finished (a call cut short in its finish): a move of
+-- the partition elsewhere is refused, as before the cutover; the same
+-- call finishes it.
+CALL reshard_begin('engine_move.em', 'move', 'engine_move.em_1', 'engine_move_server');
+CALL pg_temp.step_to('finish');
+CALL partition_move('engine_move.em_1', NULL);
+SELECT phase FROM reshard_progress;
+CALL partition_move('engine_move.em_1', 'engine_move_server');
+SELECT pg_temp.placement();
 CALL partition_move('engine_move.em_1', NULL);
 SELECT pg_temp.placement();
 

@@ -268,6 +268,31 @@ move_partition_gone(engine *e)
 }
 
 /*
+ * Whether the resharding of e is the call of operation on partition (any,
+ * if invalid; after a move's cutover, also the partition it became) to
+ * server (NULL: here).
+ */
+static bool
+same_call(engine *e, reshard_operation operation, Oid partition, const char *server)
+{
+	return e->operation == operation &&
+		(!OidIsValid(partition) || state_oid(e, STATE_PARTITION) == partition ||
+		 (moving(e) && partition == moved_to(e))) &&
+		(server == NULL ? state_is_null(e, STATE_SERVER) :
+		 !state_is_null(e, STATE_SERVER) && strcmp(state_text(e, STATE_SERVER), server) == 0);
+}
+
+/* Refuses a call that is not the interrupted resharding of e (same_call). */
+static void
+refuse_other_call(engine *e)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_IN_USE),
+			 errmsg("an interrupted resharding of %s is in phase %s", relation_name(e->parent), phase_name(e->phase)),
+			 errhint("Call it again with the same arguments to finish it, or undo it with reshard_abort.")));
+}
+
+/*
  * The state row of a new resharding (after the checks), or the one of an
  * interrupted resharding of the same table with the same arguments.  One
  * that was interrupted while undoing itself is undone to the end and then
@@ -283,11 +308,7 @@ begin(engine *e, reshard_operation operation, Oid partition, const char *server,
 	if (load_state(e))
 	{
 		char	   *gone = move_partition_gone(e);
-		bool		same = e->operation == operation &&
-			(!OidIsValid(partition) || state_oid(e, STATE_PARTITION) == partition ||
-			 (moving(e) && partition == moved_to(e))) &&
-			(server == NULL ? state_is_null(e, STATE_SERVER) :
-			 !state_is_null(e, STATE_SERVER) && strcmp(state_text(e, STATE_SERVER), server) == 0);
+		bool		same = same_call(e, operation, partition, server);
 
 		if (gone != NULL)
 		{
@@ -300,11 +321,7 @@ begin(engine *e, reshard_operation operation, Oid partition, const char *server,
 		else if (!phase_ended(e->phase))
 		{
 			if (!same)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_IN_USE),
-						 errmsg("an interrupted resharding of %s is in phase %s", relation_name(e->parent),
-								phase_name(e->phase)),
-						 errhint("Call it again with the same arguments to finish it, or undo it with reshard_abort.")));
+				refuse_other_call(e);
 			refuse_atomic(e);
 			e->cutover_committing = cut_short_in_cutover(e);
 			if (e->phase == PHASE_UNDO)
@@ -530,13 +547,14 @@ interrupted_move(FunctionCallInfo fcinfo, Oid parent, Interval *budget, int atte
 }
 
 /*
- * Whether the move of parent has cut over and not finished (in phase
- * finish), and to which server (*server, in the caller's memory; NULL:
- * here): its partition's
- * bucket's moves of co-located tables finish in an order (move_together).
+ * Whether a move of parent has cut over and not finished (in phase finish),
+ * and to which server (*server, in the caller's memory; NULL: here): the
+ * moves of a bucket of co-located tables finish in an order
+ * (move_together).  With partition valid, it must be the move of partition
+ * to to_server: another is refused, as a call of it would be.
  */
 bool
-move_cut_over(FunctionCallInfo fcinfo, Oid parent, char **server)
+move_cut_over(FunctionCallInfo fcinfo, Oid parent, Oid partition, const char *to_server, char **server)
 {
 	engine		e;
 	bool		found;
@@ -544,6 +562,8 @@ move_cut_over(FunctionCallInfo fcinfo, Oid parent, char **server)
 
 	engine_open(&e, fcinfo, parent, NULL, 1);
 	found = load_state(&e) && moving(&e) && e.phase == PHASE_FINISH;
+	if (found && OidIsValid(partition) && !same_call(&e, OPERATION_MOVE, partition, to_server))
+		refuse_other_call(&e);
 	if (found)
 	{
 		MemoryContext old = MemoryContextSwitchTo(caller);

@@ -27,15 +27,19 @@ typedef enum shard_views_choice
 extern int64 run_call(FunctionCallInfo fcinfo, Oid parent, reshard_operation operation, Oid partition,
 					  const char *server, Interval *budget, int attempts, shard_views_choice shard_views);
 
-/* Whether a move of parent was interrupted, and if so its partition and server (NULL: here). */
+/* A move, as run_call; it may wait at its cutover, or cut over the moves waiting there with its own. */
 extern int64 run_move(FunctionCallInfo fcinfo, Oid parent, Oid partition, const char *server, Interval *budget,
 					  int attempts, bool stop_before_cutover, List *waiting_moves);
 
+/* Whether a move of parent was interrupted, and if so its partition and server (NULL: here). */
 extern bool interrupted_move(FunctionCallInfo fcinfo, Oid parent, Interval *budget, int attempts, Oid *partition,
 							 char **server);
 
+/* Whether a move of parent has cut over and not finished, and to which server. */
+extern bool move_cut_over(FunctionCallInfo fcinfo, Oid parent, Oid partition, const char *to_server,
+						  char **server);
+
 /* reshard_begin, reshard_step (tests), reshard_abort */
-extern bool move_cut_over(FunctionCallInfo fcinfo, Oid parent, char **server);
 
 extern void begin_call(FunctionCallInfo fcinfo, Oid parent, reshard_operation operation, Oid partition,
 					   const char *server);

@@ -179,6 +179,7 @@ move_together(FunctionCallInfo fcinfo, Oid parent, Oid partition, List *siblings
 	int			count = 0;
 	Oid		   *moving = palloc(sizeof(Oid) * list_length(partitions));	/* the partitions, in order */
 	Oid		   *tables = palloc(sizeof(Oid) * list_length(partitions));	/* their tables */
+	bool	   *cut = palloc(sizeof(bool) * list_length(partitions));	/* whose moves have cut over */
 	int64		moved = 0;
 	char	   *cut_server;
 	ListCell   *g;
@@ -214,12 +215,18 @@ move_together(FunctionCallInfo fcinfo, Oid parent, Oid partition, List *siblings
 				moving[count] = lfirst_oid(p);
 				tables[count++] = lfirst_oid(q);
 			}
+	/*
+	 * (cut over by a call cut short before it finished: it finishes below;
+	 * another move of one of the tables cut over refuses the call before
+	 * any move begins)
+	 */
+	for (int i = 0; i < count; i++)
+		cut[i] = move_cut_over(fcinfo, tables[i], moving[i], server, &cut_server);
 	for (int i = 0; i < count; i++)
 	{
 		bool		last = i == count - 1;
 
-		/* (cut over by a call cut short before it finished: it finishes below) */
-		if (move_cut_over(fcinfo, tables[i], &cut_server))
+		if (cut[i])
 			continue;
 		if (co_located_with != NULL && moving[i] != partition)
 			ereport(NOTICE,
@@ -230,7 +237,7 @@ move_together(FunctionCallInfo fcinfo, Oid parent, Oid partition, List *siblings
 	}
 	/* (the other way round: a table left on a server is dropped after the one whose foreign key there refers to it) */
 	for (int i = list_length(group) - 1; i >= 0; i--)
-		if (move_cut_over(fcinfo, list_nth_oid(group, i), &cut_server))
+		if (move_cut_over(fcinfo, list_nth_oid(group, i), InvalidOid, NULL, &cut_server))
 			moved += run_move(fcinfo, list_nth_oid(group, i), InvalidOid, cut_server, budget, attempts, false, NIL);
 	return moved;
 }

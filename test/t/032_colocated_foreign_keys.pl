@@ -3,19 +3,18 @@
 #	(issue 44, items 3 and 6; docs/scaling-out.md, "Foreign keys between
 #	co-located tables"): customers (a PRIMARY KEY), orders (a PRIMARY KEY,
 #	a foreign key to customers) and order_items (a foreign key to orders),
-#	all ON DELETE CASCADE, sharded by the customer's id.  Under writers
-#	through the parents (a customer with an order and its items in one
-#	transaction; a customer deleted, with its orders and items by the
-#	cascade; items updated; an item of no order, always refused; a copy
-#	of a customer and of an order, refused while they are there), the
-#	foreign keys and the unique constraints go to the partitions, the
-#	tables go from one server to three, moves cut short in each phase are
-#	called again, and the tables come back to one and get their
-#	constraints back.  After each step: each table equals its mirror, no
-#	row refers to a missing one and no key is there twice (through the
-#	parents), each server holds
-#	the foreign keys of its partitions, validated, and refuses an item of
-#	no order there, through the parent and directly.
+#	sharded by the customer's id.  Under writers through the parents (a
+#	customer with an order and its items in one transaction; a customer
+#	deleted after its items and orders, in one; items updated; an item of
+#	no order, and a customer's id changed, always refused; a copy of a
+#	customer and of an order, refused while they are there), the foreign
+#	keys and the unique constraints go to the partitions, the tables go
+#	from one server to three, moves cut short in each phase are called
+#	again, and the tables come back to one and get their constraints back.
+#	After each step: each table equals its mirror, no row refers to a
+#	missing one and no key is there twice (through the parents), each
+#	server holds the foreign keys of its partitions, validated, and
+#	refuses an item of no order there, through the parent and directly.
 #
 # suite: partition move
 use strict;
@@ -43,11 +42,11 @@ link_servers($coordinator, \%servers);
 on($coordinator,
 	"CREATE TABLE customers (id bigint PRIMARY KEY, name text)
 	     PARTITION BY HASH (id jumpbackhash${PARTITIONS}_int8_ops);
-	 CREATE TABLE orders (customer_id bigint REFERENCES customers ON DELETE CASCADE, order_id int, total numeric,
+	 CREATE TABLE orders (customer_id bigint REFERENCES customers, order_id int, total numeric,
 	                      PRIMARY KEY (customer_id, order_id))
 	     PARTITION BY HASH (customer_id jumpbackhash${PARTITIONS}_int8_ops);
 	 CREATE TABLE order_items (customer_id bigint, order_id int, item int, quantity int,
-	                           CONSTRAINT items_order FOREIGN KEY (customer_id, order_id) REFERENCES orders ON DELETE CASCADE)
+	                           CONSTRAINT items_order FOREIGN KEY (customer_id, order_id) REFERENCES orders)
 	     PARTITION BY HASH (customer_id jumpbackhash${PARTITIONS}_int8_ops);
 	 SELECT format('CREATE TABLE %1\$s_%2\$s PARTITION OF %1\$s FOR VALUES WITH (MODULUS $PARTITIONS, REMAINDER %2\$s)', t, b)
 	 FROM unnest(ARRAY['customers', 'orders', 'order_items']) AS t, generate_series(0, $PARTITIONS - 1) AS b \\gexec
@@ -69,7 +68,10 @@ my %writes = (
 	        INSERT INTO m_customers VALUES (currval('ids'), 'new');
 	        INSERT INTO m_orders VALUES (currval('ids'), 1, 1);
 	        INSERT INTO m_items VALUES (currval('ids'), 1, 1, 1), (currval('ids'), 1, 2, 1)",
-	delete => "WITH d AS (DELETE FROM customers WHERE id = $pick RETURNING id),
+	delete => "SELECT set_config('writer.customer', ${pick}::text, true);
+	           DELETE FROM order_items WHERE customer_id = current_setting('writer.customer')::bigint;
+	           DELETE FROM orders WHERE customer_id = current_setting('writer.customer')::bigint;
+	           WITH d AS (DELETE FROM customers WHERE id = current_setting('writer.customer')::bigint RETURNING id),
 	                i AS (DELETE FROM m_items AS m USING d WHERE m.customer_id = d.id),
 	                o AS (DELETE FROM m_orders AS m USING d WHERE m.customer_id = d.id)
 	           DELETE FROM m_customers AS m USING d WHERE m.id = d.id",
@@ -79,6 +81,9 @@ my %writes = (
 my %writers = map { ($_ => "BEGIN; $writes{$_}; SELECT pg_advisory_xact_lock_shared(4242); COMMIT") } keys %writes;
 # (an item of no order: always refused; it would show as a row the mirror lacks)
 $writers{orphan} = "INSERT INTO order_items SELECT -id, 1, 1, 1 FROM (SELECT $pick AS id) AS p";
+# (a customer's id changed: it has orders, so always refused; through the
+# table, as by the foreign keys of the partitions, here and on the servers)
+$writers{rekey} = "UPDATE customers SET id = -id WHERE id = $pick";
 # (a copy of a customer it reads, and of an order: refused while the row is
 # there, else, deleted meanwhile, a row like another, mirrored)
 $writers{duplicate} =

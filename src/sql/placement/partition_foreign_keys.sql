@@ -54,7 +54,10 @@ COMMENT ON TABLE partition_foreign_keys IS
 -- To the partitions: a table partitioned by the extension, each foreign key
 -- of which refers to a table co-located with it (or to itself) by columns
 -- that include the key, in the same place (the key refers to the key: the
--- row referred to is in the same bucket), of a deterministic collation; the
+-- row referred to is in the same bucket), of a deterministic collation, ON
+-- DELETE NO ACTION or RESTRICT (a key changed through the table referred to
+-- moves its row to another partition: a delete for a partition's foreign
+-- key, which would cascade where the table's refuses the change); the
 -- tables of the same owner, every partition of both here, no operation of
 -- the engine in progress on either.  Called again, it validates what a call
 -- cut short left NOT VALID.  To the table: every partition of both here,
@@ -114,6 +117,15 @@ BEGIN
                       JOIN @extschema@.sharding_layout(c.confrelid) AS l ON quote_ident(a.attname) = l.key
                       WHERE k.mine = key_column))
             UNION ALL
+            -- (a key changed through the table moves the row to another
+            -- partition: for the foreign keys of partitions that is a delete,
+            -- which must refuse, as the table's refuses the change, not
+            -- delete or change the rows that refer to it)
+            SELECT format('foreign key %I is ON DELETE %s', c.conname,
+                          CASE c.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' ELSE 'SET DEFAULT' END)
+            FROM pg_constraint c
+            WHERE c.conrelid = parent AND c.contype = 'f' AND c.conparentid = 0 AND c.confdeltype IN ('c', 'n', 'd')
+            UNION ALL
             SELECT format('its key is of collation %s, which is not deterministic', o.collname)
             FROM pg_attribute a JOIN pg_collation o ON o.oid = a.attcollation
             WHERE a.attrelid = parent AND a.attnum = key_column AND NOT o.collisdeterministic
@@ -132,7 +144,7 @@ BEGIN
         IF bad IS NOT NULL THEN
             RAISE EXCEPTION 'cannot hand the foreign keys of % to its partitions: %', parent, bad
                 USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'Each partition keeps a foreign key to the partition of the same bucket of the table it refers to, which must be co-located with it (colocate), refer to it by its key, and be here.',
+                      DETAIL = 'Each partition keeps a foreign key to the partition of the same bucket of the table it refers to, which must be co-located with it (colocate), refer to it by its key, and be here; a key changed through the table it refers to is a delete for it, so it must refuse deletes (NO ACTION or RESTRICT), as the table''s refuses the change.',
                       HINT = 'See docs/scaling-out.md, "Foreign keys between co-located tables".';
         END IF;
         FOR keys IN SELECT c.oid, c.conname, c.confrelid,
