@@ -127,6 +127,7 @@ SQL_SOURCES = \
 	src/sql/resharding/reshard_takeover_privileges.sql \
 	src/sql/resharding/reshard_takeover_sql.sql \
 	src/sql/resharding/reshard_guard.sql \
+	src/sql/resharding/reshard_whole_row.sql \
 	src/sql/resharding/reshard_catalog_check.sql \
 	src/sql/resharding/reshard_cutover_shard_rows.sql \
 	src/sql/resharding/reshard_phase_cutover.sql \
@@ -208,6 +209,7 @@ REGRESS = \
 	engine_move_finish \
 	engine_move_undo \
 	move_interrupted \
+	move_foreign_deletes \
 	unique_constraints \
 	foreign_keys \
 	colocation \

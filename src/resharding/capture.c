@@ -328,6 +328,31 @@ reshard_guard(PG_FUNCTION_ARGS)
 	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(data->tg_event) ? data->tg_newtuple : data->tg_trigtuple);
 }
 
+PG_FUNCTION_INFO_V1(reshard_whole_row);
+
+/*
+ * BEFORE DELETE FOR EACH ROW on a foreign partition of a table while other
+ * foreign partitions of it are captured (reshard_capture): lets every
+ * delete through.  A DELETE through a partitioned table that PostgreSQL
+ * does not send whole to the servers reads the whole row of the rows of
+ * its foreign partitions where a row trigger needs it (the capture's), and
+ * then requires it of every foreign partition's rows: without this one, it
+ * fails with "wholerow is NULL" on those of the others (PostgreSQL 15 and
+ * 18, as tried).
+ */
+Datum
+reshard_whole_row(PG_FUNCTION_ARGS)
+{
+	TriggerData *data = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(data->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(data->tg_event) || !TRIGGER_FIRED_BY_DELETE(data->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("reshard_whole_row must be a BEFORE DELETE FOR EACH ROW trigger")));
+	return PointerGetDatum(data->tg_trigtuple);
+}
+
 /* An internal trigger named name on relation, firing always (also for replication's writes); its OID. */
 static Oid
 create_internal_trigger(Oid relation, const char *name, Oid function, List *args,
@@ -380,6 +405,14 @@ reshard_guard_start(Oid table, Oid function, bool removed)
 		triggers = lappend_oid(triggers, create_internal_trigger(table, "reshard_guard_truncate", function, args,
 																 TRIGGER_TYPE_BEFORE, false, TRIGGER_TYPE_TRUNCATE));
 	return triggers;
+}
+
+/* A DELETE through the table of partition reads its whole rows (reshard_whole_row). */
+Oid
+reshard_whole_row_start(Oid partition, Oid function)
+{
+	return create_internal_trigger(partition, "reshard_whole_row", function, NIL, TRIGGER_TYPE_BEFORE, true,
+								   TRIGGER_TYPE_DELETE);
 }
 
 /*

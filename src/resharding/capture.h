@@ -18,8 +18,16 @@ extern List *reshard_capture_start(Oid partition, Oid log, Oid sequence, Oid fun
 extern List *reshard_guard_start(Oid table, Oid function, bool removed);
 
 /*
+ * An internal trigger on a foreign partition that lets every delete through
+ * (function: reshard_whole_row), so that a DELETE through its table reads
+ * its whole rows, as it does those of a foreign partition captured; its OID.
+ */
+extern Oid	reshard_whole_row_start(Oid partition, Oid function);
+
+/*
  * Drops the triggers above from relation, those it has, of that name
- * unless name is NULL (functions: reshard_capture and reshard_guard);
+ * unless name is NULL (functions: reshard_capture, reshard_guard,
+ * reshard_whole_row);
  * waits for relation's lock unless wait is false.  Returns how many, or -1
  * if relation could not be locked at once.
  */

@@ -328,6 +328,7 @@ unit_cutover(engine *e)
 	char	   *fingerprint;
 	ListCell   *cell;
 	List	   *others;
+	Oid			whole_row = routine_oid(e, ROUTINE_WHOLE_ROW_TRIGGER);
 
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
@@ -358,6 +359,9 @@ unit_cutover(engine *e)
 		if (!list_member_oid(replaced, lfirst_oid(cell)))
 			stop_triggers(e, lfirst_oid(cell));
 	stop_triggers(e, state_oid(e, STATE_PARTITION));
+	/* (the old foreign partitions are replaced: no foreign partition needs a whole-row trigger) */
+	foreach(cell, whole_row_partitions(e, state_oids(e, STATE_SOURCES)))
+		(void) reshard_triggers_stop(lfirst_oid(cell), NULL, &whole_row, 1, true);
 	/* a partition removed: detached now, emptied by the finish; nothing else writes to it meanwhile */
 	if (operation_of(e->operation)->partition == PARTITION_LEAVES &&
 		get_rel_relkind(state_oid(e, STATE_PARTITION)) == RELKIND_RELATION)
@@ -451,7 +455,9 @@ unit_move_cutover(engine *e)
 	table_owner_context owner;
 	List	   *moves = lappend(list_copy(e->cut_with), e);	/* in the group's order */
 	List	   *grants = NIL;
+	Oid			whole_row = routine_oid(e, ROUTINE_WHOLE_ROW_TRIGGER);
 	ListCell   *cell;
+	ListCell   *other;
 
 	set_lock_timeout(e->budget_ms);
 	foreach(cell, moves)
@@ -459,7 +465,8 @@ unit_move_cutover(engine *e)
 		engine	   *move = lfirst(cell);
 
 		table_owner_enter(move->parent, &owner);
-		lock_relations(list_make3_oid(move->parent, state_oid(move, STATE_PARTITION), moved_to(move)),
+		lock_relations(list_concat(list_make3_oid(move->parent, state_oid(move, STATE_PARTITION), moved_to(move)),
+								   whole_row_partitions(move, state_oids(move, STATE_SOURCES))),
 					   AccessExclusiveLock);
 		table_owner_leave(&owner);
 	}
@@ -480,6 +487,9 @@ unit_move_cutover(engine *e)
 		table_owner_enter(move->parent, &owner);
 		stop_triggers(move, partition);
 		stop_triggers(move, target);
+		/* (the partition moved from a server is replaced: no foreign partition needs a whole-row trigger) */
+		foreach(other, whole_row_partitions(move, state_oids(move, STATE_SOURCES)))
+			(void) reshard_triggers_stop(lfirst_oid(other), NULL, &whole_row, 1, true);
 		grants = lappend(grants, reshard_grants_of(partition, target));
 		table_owner_leave(&owner);
 	}

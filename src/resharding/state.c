@@ -120,6 +120,7 @@ static const struct
 	[ROUTINE_SHARD_VIEWS] = {"reshard_shard_views", 3, true},
 	[ROUTINE_CAPTURE_TRIGGER] = {"reshard_capture", 0, false},
 	[ROUTINE_GUARD_TRIGGER] = {"reshard_guard", 0, false},
+	[ROUTINE_WHOLE_ROW_TRIGGER] = {"reshard_whole_row", 0, false},
 	[ROUTINE_CLEANUP_DROP] = {"reshard_cleanup_drop", 2, true},
 };
 

@@ -11,6 +11,8 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "storage/lmgr.h"
@@ -79,9 +81,34 @@ step_setup(engine *e)
 }
 
 /*
+ * The foreign partitions of e's table but sources, if one of sources is a
+ * foreign table (a move from a server; a resharding captures them all),
+ * else none: while the capture is on those, these need a reshard_whole_row
+ * trigger, or a DELETE through the table fails (capture.c).
+ */
+List *
+whole_row_partitions(engine *e, List *sources)
+{
+	List	   *others = NIL;
+	bool		foreign_source = false;
+	ListCell   *cell;
+
+	foreach(cell, sources)
+		foreign_source |= get_rel_relkind(lfirst_oid(cell)) == RELKIND_FOREIGN_TABLE;
+	if (!foreign_source)
+		return NIL;
+	foreach(cell, find_inheritance_children(e->parent, NoLock))
+		if (get_rel_relkind(lfirst_oid(cell)) == RELKIND_FOREIGN_TABLE && !list_member_oid(sources, lfirst_oid(cell)))
+			others = lappend_oid(others, lfirst_oid(cell));
+	return others;
+}
+
+/*
  * Phase capture: the change-log triggers on the old partitions (SHARE ROW
  * EXCLUSIVE on the parent, then on each, as a writer through the parent
- * locks them: no deadlock with one; each waited for at most the budget).
+ * locks them: no deadlock with one; each waited for at most the budget),
+ * and the whole-row triggers on the other foreign partitions if some old
+ * ones are foreign (whole_row_partitions; the cutover drops them).
  * Triggers an undone resharding left are dropped first (ACCESS EXCLUSIVE).
  * With shard_views, the foreign partitions pointed at their shards' views,
  * under ACCESS EXCLUSIVE, and so the parent's lock is ACCESS EXCLUSIVE too
@@ -95,17 +122,21 @@ step_capture(engine *e)
 	Oid			sequence = state_oid(e, STATE_LOG_SEQUENCE);
 	Oid			capture = routine_oid(e, ROUTINE_CAPTURE_TRIGGER);
 	List	   *sources = state_oids(e, STATE_SOURCES);
+	List	   *whole_row = whole_row_partitions(e, sources);
 	ListCell   *cell;
 
 	set_lock_timeout(e->budget_ms);
 	table_owner_enter(e->parent, &owner);
 	shard_views_lock_parent(e);
-	lock_relations(lcons_oid(e->parent, list_copy(sources)), ShareRowExclusiveLock);
+	lock_relations(lcons_oid(e->parent, list_concat(list_copy(sources), whole_row)), ShareRowExclusiveLock);
 	foreach(cell, sources)
 	{
 		(void) stop_triggers(e, lfirst_oid(cell));
 		record_triggers(e, reshard_capture_start(lfirst_oid(cell), log, sequence, capture));
 	}
+	foreach(cell, whole_row)
+		record_triggers(e, list_make1_oid(reshard_whole_row_start(lfirst_oid(cell),
+																  routine_oid(e, ROUTINE_WHOLE_ROW_TRIGGER))));
 	lock_relations(shard_view_sources(e), AccessExclusiveLock);
 	table_owner_leave(&owner);
 	shard_views(e, "point");

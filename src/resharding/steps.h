@@ -20,6 +20,7 @@ extern bool step_undo(engine *e);
 extern bool step_sweep(engine *e);
 
 /* what more than one step does */
+extern List *whole_row_partitions(engine *e, List *sources);
 extern bool unit_check_catalog(engine *e);
 extern void catch_up(engine *e);
 

@@ -474,7 +474,8 @@ stop_triggers(engine *e, Oid relation)
 int
 stop_trigger(engine *e, Oid relation, const char *name, bool wait)
 {
-	Oid			functions[2] = {routine_oid(e, ROUTINE_CAPTURE_TRIGGER), routine_oid(e, ROUTINE_GUARD_TRIGGER)};
+	Oid			functions[3] = {routine_oid(e, ROUTINE_CAPTURE_TRIGGER), routine_oid(e, ROUTINE_GUARD_TRIGGER),
+	routine_oid(e, ROUTINE_WHOLE_ROW_TRIGGER)};
 
 	if (get_rel_relkind(relation) == '\0')
 		return 0;
