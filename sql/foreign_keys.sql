@@ -4,17 +4,18 @@
 -- "Foreign keys between co-located tables"): foreign_keys_to_partitions
 -- refuses a table whose foreign key it cannot hand over (naming each
 -- reason: an ON DELETE CASCADE one among them, which a key changed through
--- the table referred to would turn into a delete), and in a transaction
--- block; hands them over (the table's dropped, each partition's added and
--- validated); a row whose row referred to is missing is refused through the
--- table and in the partition, and so is a row referred to deleted, or its
--- key changed; called again, it validates what a call cut short left NOT
--- VALID; uncolocate is refused while they hold; the tables referred to can
--- then hand their unique constraints over, and a bucket's partitions of all
--- three move to the server together, the foreign keys made there (held
--- through the tables) and back here; foreign_keys_to_parent gives them back
--- once it has its unique constraint again; what the records hold only the
--- engine writes, and a dropped table takes its records with it.
+-- the table referred to would turn into a delete, and an ON UPDATE SET
+-- NULL one), and in a transaction block; hands them over (the table's
+-- dropped, each partition's added and validated); a row whose row referred
+-- to is missing is refused through the table and in the partition, and so
+-- is a row referred to deleted, or its key changed; called again, it
+-- validates what a call cut short left NOT VALID; uncolocate is refused
+-- while they hold; the tables referred to can then hand their unique
+-- constraints over, and a bucket's partitions of all three move to the
+-- server together, the foreign keys made there (held through the tables)
+-- and back here; foreign_keys_to_parent gives them back once it has its
+-- unique constraint again; what the records hold only the engine writes,
+-- and a dropped table takes its records with it.
 --
 \i test/engine_move_helpers.sql
 SET client_min_messages = warning;
@@ -64,6 +65,12 @@ CALL foreign_keys_to_partitions('engine_move.crossed');
 DROP TABLE engine_move.crossed;
 -- ON DELETE CASCADE: a key changed through the table referred to would be
 -- a delete for a partition's foreign key, and take the items with it.
+CALL foreign_keys_to_partitions('engine_move.order_items');
+-- ON UPDATE SET NULL: the items of an order whose id changed would get a
+-- NULL key, of another bucket than their partition's.
+ALTER TABLE engine_move.order_items DROP CONSTRAINT items_order;
+ALTER TABLE engine_move.order_items ADD CONSTRAINT items_order FOREIGN KEY (customer_id, order_id)
+    REFERENCES engine_move.orders MATCH FULL ON UPDATE SET NULL DEFERRABLE;
 CALL foreign_keys_to_partitions('engine_move.order_items');
 ALTER TABLE engine_move.order_items DROP CONSTRAINT items_order;
 ALTER TABLE engine_move.order_items ADD CONSTRAINT items_order FOREIGN KEY (customer_id, order_id)

@@ -57,7 +57,10 @@ COMMENT ON TABLE partition_foreign_keys IS
 -- row referred to is in the same bucket), of a deterministic collation, ON
 -- DELETE NO ACTION or RESTRICT (a key changed through the table referred to
 -- moves its row to another partition: a delete for a partition's foreign
--- key, which would cascade where the table's refuses the change); the
+-- key, which would cascade where the table's refuses the change), and not
+-- ON UPDATE SET NULL or SET DEFAULT (they set the key of the rows that
+-- refer, which the partition's action cannot move to another partition);
+-- the
 -- tables of the same owner, every partition of both here, no operation of
 -- the engine in progress on either.  Called again, it validates what a call
 -- cut short left NOT VALID.  To the table: every partition of both here,
@@ -126,6 +129,13 @@ BEGIN
             FROM pg_constraint c
             WHERE c.conrelid = parent AND c.contype = 'f' AND c.conparentid = 0 AND c.confdeltype IN ('c', 'n', 'd')
             UNION ALL
+            -- (the partition's action would update the rows that refer in
+            -- their partition, which the key they get may not belong to)
+            SELECT format('foreign key %I is ON UPDATE %s', c.conname,
+                          CASE c.confupdtype WHEN 'n' THEN 'SET NULL' ELSE 'SET DEFAULT' END)
+            FROM pg_constraint c
+            WHERE c.conrelid = parent AND c.contype = 'f' AND c.conparentid = 0 AND c.confupdtype IN ('n', 'd')
+            UNION ALL
             SELECT format('its key is of collation %s, which is not deterministic', o.collname)
             FROM pg_attribute a JOIN pg_collation o ON o.oid = a.attcollation
             WHERE a.attrelid = parent AND a.attnum = key_column AND NOT o.collisdeterministic
@@ -144,7 +154,7 @@ BEGIN
         IF bad IS NOT NULL THEN
             RAISE EXCEPTION 'cannot hand the foreign keys of % to its partitions: %', parent, bad
                 USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'Each partition keeps a foreign key to the partition of the same bucket of the table it refers to, which must be co-located with it (colocate), refer to it by its key, and be here; a key changed through the table it refers to is a delete for it, so it must refuse deletes (NO ACTION or RESTRICT), as the table''s refuses the change.',
+                      DETAIL = 'Each partition keeps a foreign key to the partition of the same bucket of the table it refers to, which must be co-located with it (colocate), refer to it by its key, and be here; a key changed through the table it refers to is a delete for it, so it must refuse deletes (NO ACTION or RESTRICT), as the table''s refuses the change, and not set the key of the rows that refer on update (SET NULL, SET DEFAULT).',
                       HINT = 'See docs/scaling-out.md, "Foreign keys between co-located tables".';
         END IF;
         FOR keys IN SELECT c.oid, c.conname, c.confrelid,
