@@ -9,12 +9,13 @@
 #	no order, and a customer's id changed, always refused; a copy of a
 #	customer and of an order, refused while they are there), the foreign
 #	keys and the unique constraints go to the partitions, the tables go
-#	from one server to three, moves cut short in each phase are called
-#	again, and the tables come back to one and get their constraints back.
-#	After each step: each table equals its mirror, no row refers to a
-#	missing one and no key is there twice (through the parents), each
-#	server holds the foreign keys of its partitions, validated, and
-#	refuses an item of no order there, through the parent and directly.
+#	from one server to three, moves cut short in each phase (the backend
+#	terminated, or killed: the server restarts) are called again, and the
+#	tables come back to one and get their constraints back. After each
+#	step: each table equals its mirror, no row refers to a missing one and
+#	no key is there twice (through the parents), each server holds the
+#	foreign keys of its partitions, validated, and refuses an item of no
+#	order there, through the parent and directly.
 #
 # suite: partition move
 use strict;
@@ -29,7 +30,9 @@ use SubsettingTest;
 
 my $PARTITIONS = 8;
 my $CUSTOMERS = 400;
-my $coordinator = new_server('coordinator');
+# (PostgreSQL::Test::Cluster turns restart_after_crash off: a backend
+# killed must restart the server, as it would in production)
+my $coordinator = new_server('coordinator', 'restart_after_crash = on');
 my %servers = (a => new_server('server_a'), b => new_server('server_b'));
 
 sub on
@@ -157,16 +160,18 @@ is(on($coordinator, "SELECT count(DISTINCT server) || ' ' || count(*) FROM parti
 	GROUP BY bucket HAVING count(DISTINCT coalesce(server, '')) <> 1"), '',
 	'each bucket of the three tables on one server');
 
-# Moves of a bucket cut short in each phase (the backend terminated while
-# the table it names, or the last of the bucket, is in it), then called
-# again.
+# Moves of a bucket cut short in each phase (the backend terminated, or
+# killed: the server restarts, while the table it names, or the last of
+# the bucket, is in it), then called again.
 on($coordinator, $CUT_AT);
 my $run = 0;
 start_writer_loops($coordinator, %writers);
-for my $cut ([ 'copy', 'customers' ], [ 'catch up', 'orders' ], [ 'verify', 'order_items' ], [ 'cutover', 'order_items' ],
-	[ 'finish', 'order_items' ], [ 'finish', 'customers' ])
+for my $cut ([ 'copy', 'customers', 'terminate' ], [ 'catch up', 'orders', 'terminate' ],
+	[ 'verify', 'order_items', 'terminate' ], [ 'cutover', 'order_items', 'terminate' ],
+	[ 'finish', 'order_items', 'terminate' ], [ 'finish', 'customers', 'terminate' ], [ 'copy', 'orders', 'kill' ],
+	[ 'cutover', 'order_items', 'kill' ], [ 'finish', 'orders', 'kill' ])
 {
-	my ($wanted, $watched) = @$cut;
+	my ($wanted, $watched, $how) = @$cut;
 	$run++;
 	my ($partition, $from) = split /\|/, on($coordinator,
 		"SELECT partition, server FROM partition_placement WHERE \"table\" = 'orders'::regclass
@@ -174,11 +179,23 @@ for my $cut ([ 'copy', 'customers' ], [ 'catch up', 'orders' ], [ 'verify', 'ord
 	my $server = $from eq '' ? ($run % 2 ? 'a' : 'b') : $from eq 'a' ? 'b' : '';
 	my $target = $server eq '' ? 'NULL' : "'$server'";
 	my $name = "run $run ($partition from " . ($from || 'here') . ' to ' . ($server || 'here')
-	  . ", cut as $watched is in $wanted)";
+	  . ", $how as $watched is in $wanted)";
 	my $call = start_sql($coordinator,
 		[ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
 		  "CALL partition_move('$partition', $target, cutover_budget => '1 s', cutover_attempts => 20)" ]);
-	my $seen = on($coordinator, "SELECT cut_at('public.$watched', $run, '$wanted', 'terminate')");
+	my $log_offset = -s $coordinator->logfile;
+	my ($seen, $gate) = $how eq 'kill' ? close_gate($coordinator, "public.$watched", $run, $wanted)
+	  : (on($coordinator, "SELECT cut_at('public.$watched', $run, '$wanted', 'terminate')"));
+	my (undef, $pid) = split /\|/, $seen;
+	if ($how eq 'kill' && $pid)
+	{
+		# (the call may have ended between the phase seen and the kill: then
+		# its session says so, and nothing restarts)
+		kill 'KILL', $pid;
+		my (undef, $said) = finish_sql($call, "the end of the call of $name");
+		wait_for_restart($coordinator, $log_offset) if $said =~ /connection to server was lost/;
+	}
+	open_gate($gate) if $gate;
 	finish_sql($call, "the end of the call of $name");
 	note "$name: cut at $seen";
 	wait_until($coordinator,
