@@ -1,8 +1,8 @@
 # test/perl/SubsettingTest.pm
 #	What the TAP tests of test/t/ share: their servers, made one way, a
 #	table sharded over servers with postgres_fdw, a query whose error is a
-#	result to check, what a resharding must not leave, SQL run in the
-#	background, and waits.
+#	result to check, what a resharding must not leave, SQL run (on) or run in
+#	the background, moves cut short (cut_call), and waits.
 #	Waits: a test waits for each thing at most
 #	$PostgreSQL::Test::Utils::timeout_default seconds (PG_TEST_TIMEOUT_DEFAULT,
 #	180 by default: what PostgreSQL's own tests wait), counted from the
@@ -15,8 +15,8 @@
 #		use FindBin;
 #		use lib "$FindBin::RealBin/../perl";
 #		use SubsettingTest;
-#	start_sql and finish_sql are exported on request only:
-#		use SubsettingTest qw(:DEFAULT start_sql finish_sql);
+#	and one with an on() of its own leaves the module's out:
+#		use SubsettingTest qw(:DEFAULT !on);
 package SubsettingTest;
 
 use strict;
@@ -28,11 +28,19 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
+our @EXPORT = qw(on new_server shard_table result_or_error start_sql finish_sql $ENGINE_LEFTOVERS engine_leftovers_but
   inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins
-  mirrored_writers items_equal_mirror close_gate open_gate watch_and_cut end_watch link_servers
+  mirrored_writers items_equal_mirror close_gate open_gate watch_and_cut end_watch cut_call link_servers
   grant_columns_of_new_tables timed_out wait_until wait_while_running background_session session_query call_until_done again_with_larger_budget
   ran_out_of_attempts $WAIT_BUDGET);
+
+# on(NODE, SQL[, DATABASE]): runs SQL (in the database postgres by
+# default), returns its result unaligned; dies on error.
+sub on
+{
+	my ($node, $sql, $db) = @_;
+	return $node->safe_psql($db // 'postgres', $sql);
+}
 
 # timed_out(WHAT[, SECONDS]): what a wait for WHAT that ran out says
 # (after SECONDS, by default the test's timeout).
@@ -490,6 +498,32 @@ sub open_gate
 	my ($session) = @_;
 	end_watch($session);
 	return;
+}
+
+# cut_call(NODE, CALL, TABLE, RUN, PHASE, HOW, WHAT): the call CALL (a
+# start_sql session on NODE, WHAT its end for messages) cut short as the
+# resharding of TABLE is in PHASE, HOW: 'cancel' or 'terminate' (cut_at),
+# or 'kill' (its backend killed: the server restarts, which this waits
+# for).  Returns what the watcher saw (phase|pid|progress, no pid: the call
+# had ended) and what the call said on stderr.
+sub cut_call
+{
+	my ($node, $call, $table, $run, $phase, $how, $what) = @_;
+	my $log_offset = -s $node->logfile;
+	my ($seen, $gate) = $how eq 'kill' ? close_gate($node, $table, $run, $phase)
+	  : (on($node, "SELECT cut_at('$table', $run, '$phase', '$how')"));
+	my (undef, $pid) = split /\|/, $seen;
+	if ($how eq 'kill' && $pid)
+	{
+		# (the call may have ended between the phase seen and the kill: then
+		# its session says so, and nothing restarts)
+		kill 'KILL', $pid;
+		my (undef, $said) = finish_sql($call, $what);
+		wait_for_restart($node, $log_offset) if $said =~ /connection to server was lost/;
+	}
+	open_gate($gate) if $gate;
+	my (undef, $err) = finish_sql($call, $what);
+	return ($seen, $err);
 }
 
 # Writers that outlive their sessions (a terminated backend, a crash, a

@@ -37,13 +37,6 @@ my $ROWS = 30000;
 my $coordinator = new_server('coordinator');
 my @shards = map { new_server("shard$_") } 0 .. 3;
 
-# on(NODE, SQL[, DATABASE]): runs SQL, returns its result unaligned; dies on error.
-sub on
-{
-	my ($node, $sql, $db) = @_;
-	return $node->safe_psql($db // 'postgres', $sql);
-}
-
 # attempt(NODE, SQL[, DATABASE]): runs SQL, returns (stdout, stderr) whether it fails or not.
 sub attempt
 {

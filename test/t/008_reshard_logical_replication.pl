@@ -52,13 +52,6 @@ my $WRITERS = 2;
 my $publisher = new_server("publisher", "wal_level = logical\nmax_wal_senders = 10\nmax_replication_slots = 10\n");
 my $subscriber = new_server('subscriber');
 
-# on(NODE, SQL[, DATABASE]): runs SQL, returns its result unaligned; dies on error.
-sub on
-{
-	my ($node, $sql, $db) = @_;
-	return $node->safe_psql($db // 'postgres', $sql);
-}
-
 # attempt(NODE, SQL[, DATABASE]): runs SQL, returns (stdout, stderr) whether
 # it fails or not; stderr says so if it did not end in time.
 sub attempt

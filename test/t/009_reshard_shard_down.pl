@@ -89,13 +89,6 @@ END
 	$_->{run}->kill_kill for @writers;
 }
 
-# on(NODE, SQL): runs SQL, returns its result unaligned; dies on error.
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 # attempt(NODE, SQL): runs SQL with verbose errors (SQLSTATE in them),
 # returns (stdout, stderr) whether it fails or not.
 sub attempt

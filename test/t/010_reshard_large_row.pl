@@ -39,7 +39,7 @@ use Time::HiRes qw(time);
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
-use SubsettingTest;
+use SubsettingTest qw(:DEFAULT !on);
 
 my $BIG = 540_000_000;    # bytes; its text form: 2 * $BIG + 2 > 1,073,741,823
 my $started = time;

@@ -95,13 +95,6 @@ my $ROWS = 20000;
 my $coordinator = new_server('coordinator', 'restart_after_crash = on');
 my @shards = map { new_server("shard$_") } 0 .. 3;
 
-# on(NODE, SQL): runs SQL, returns its result unaligned; dies on error.
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 # --- Set-up.
 shard_table($coordinator, \@shards, 'items', 'id bigint NOT NULL, v text NOT NULL, c int NOT NULL', 3);
 $coordinator->safe_psql('postgres', 'CREATE EXTENSION dblink');

@@ -84,12 +84,6 @@ my $coordinator = new_server('coordinator');
 my @shards = map { new_server("shard$_") } 0 .. 3;
 my @servers = ($coordinator, @shards);
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 # --- Set-up.
 shard_table($coordinator, \@shards, 'items', 'id bigint NOT NULL, v text NOT NULL, c int NOT NULL', 3);
 for my $node (@servers)

@@ -27,12 +27,6 @@ my $ROWS = 20000;
 my $coordinator = new_server('coordinator', 'restart_after_crash = on');
 my %servers = (a => new_server('server_a'), b => new_server('server_b'));
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 $coordinator->safe_psql('postgres', $CUT_AT);
 link_servers($coordinator, \%servers);
 on($coordinator,
@@ -138,21 +132,8 @@ for my $cut (@cuts)
 	my $call = start_sql($coordinator,
 		[ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
 		  "CALL partition_move('$partition', $target, cutover_budget => '1 s', cutover_attempts => 20)" ]);
-	my $log_offset = -s $coordinator->logfile;
-	my ($seen, $gate) = $how eq 'kill' ? close_gate($coordinator, 'public.items', $run, $wanted)
-	  : (on($coordinator, "SELECT cut_at('public.items', $run, '$wanted', '$how')"));
+	my ($seen, $err) = cut_call($coordinator, $call, 'public.items', $run, $wanted, $how, "the end of the call of $name");
 	my ($seen_phase, $pid) = split /\|/, $seen;
-	my $ended = "the end of the call of $name";
-	if ($how eq 'kill' && $pid)
-	{
-		# (the call may have ended between the phase seen and the kill: then
-		# its session says so, and nothing restarts)
-		kill 'KILL', $pid;
-		my (undef, $said) = finish_sql($call, $ended);
-		wait_for_restart($coordinator, $log_offset) if $said =~ /connection to server was lost/;
-	}
-	open_gate($gate) if $gate;
-	my (undef, $err) = finish_sql($call, $ended);
 	note "$name: " . ($pid ? "cut in phase $seen_phase" : "too late (phase $seen_phase)") . '; the call said: ' . ($err || '(nothing)');
 	wait_until($coordinator,
 		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)",

@@ -30,12 +30,6 @@ my $coordinator = new_server('coordinator');
 my $server_a = new_server('server_a');
 my $server_b = new_server('server_b');
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 # The types of the columns, on every server.
 my $types = <<'SQL';
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');

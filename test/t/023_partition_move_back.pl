@@ -28,12 +28,6 @@ my $coordinator = new_server('coordinator');
 # (server a logs its statements: the verification's reads of the copies)
 my %servers = (a => new_server('server_a', "log_statement = 'all'"), b => new_server('server_b'));
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 link_servers($coordinator, \%servers);
 on($coordinator,
 	"CREATE TABLE items (id bigint NOT NULL, v text DEFAULT 'new', n int NOT NULL DEFAULT 0 CHECK (n >= 0))

@@ -49,7 +49,7 @@ use Test::More;
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
-use SubsettingTest;
+use SubsettingTest qw(:DEFAULT !on);
 
 my $coordinator = new_server('coordinator');
 my $server = new_server('server_a');

@@ -35,12 +35,6 @@ my $coordinator = new_server('coordinator');
 my $server = new_server('server_a');
 link_servers($coordinator, { a => $server });
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 # Checks on server a set their search_path first: the owner's there is
 # mallory's.
 sub on_a

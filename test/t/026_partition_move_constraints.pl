@@ -25,12 +25,6 @@ my $coordinator = new_server('coordinator');
 my $server_a = new_server('server_a');
 my $server_b = new_server('server_b');
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 # Server a: its database postgres, C.UTF-8 as here; server b: a database de
 # of ICU's "de" (lower case before upper, ä beside a), reached as server de.
 link_servers($coordinator, { a => $server_a });

@@ -28,12 +28,6 @@ my $server_a = new_server('server_a');
 my $server_b = new_server('server_b');
 link_servers($coordinator, { a => $server_a, b => $server_b });
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 # The partition of bucket 2: 62 bytes, 28 two-byte characters (o with
 # diaeresis) after items_; in SQL, an expression of its name.
 my $long = "'items_' || repeat(U&'\\00F6', 28)";

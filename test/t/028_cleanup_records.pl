@@ -38,12 +38,6 @@ my $ROWS = 20000;
 my $coordinator = new_server('coordinator');
 my $server = new_server('server_a');
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 $coordinator->safe_psql('postgres', $CUT_AT);
 link_servers($coordinator, { a => $server });
 on($coordinator,

@@ -29,12 +29,6 @@ my $ROWS = 4800;
 my $coordinator = new_server('coordinator');
 my %servers = (a => new_server('server_a'), b => new_server('server_b'));
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 link_servers($coordinator, \%servers);
 on($coordinator,
 	"CREATE TABLE items (id bigint PRIMARY KEY, v text DEFAULT 'new', n int NOT NULL DEFAULT 0,

@@ -28,12 +28,6 @@ my $BUCKETS = 8;
 my $coordinator = new_server('coordinator');
 my %servers = (a => new_server('server_a'), b => new_server('server_b'));
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 link_servers($coordinator, \%servers);
 on($coordinator,
 	"CREATE TABLE customers (customer_id bigint PRIMARY KEY, name text)

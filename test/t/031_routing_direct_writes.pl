@@ -34,12 +34,6 @@ BAIL_OUT("python3-psycopg and python3-xxhash are needed (test/lib/common.sh inst
 my $coordinator = new_server('coordinator');
 my %servers = (a => new_server('server_a'), b => new_server('server_b'));
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 link_servers($coordinator, \%servers);
 on($coordinator,
 	"CREATE TABLE t (id bigint NOT NULL, v text) PARTITION BY HASH (id jumpbackhash8_int8_ops);

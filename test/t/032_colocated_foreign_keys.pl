@@ -35,12 +35,6 @@ my $CUSTOMERS = 400;
 my $coordinator = new_server('coordinator', 'restart_after_crash = on');
 my %servers = (a => new_server('server_a'), b => new_server('server_b'));
 
-sub on
-{
-	my ($node, $sql) = @_;
-	return $node->safe_psql('postgres', $sql);
-}
-
 link_servers($coordinator, \%servers);
 on($coordinator,
 	"CREATE TABLE customers (id bigint PRIMARY KEY, name text)
@@ -183,20 +177,7 @@ for my $cut ([ 'copy', 'customers', 'terminate' ], [ 'catch up', 'orders', 'term
 	my $call = start_sql($coordinator,
 		[ "INSERT INTO engine_calls VALUES ($run, pg_backend_pid())",
 		  "CALL partition_move('$partition', $target, cutover_budget => '1 s', cutover_attempts => 20)" ]);
-	my $log_offset = -s $coordinator->logfile;
-	my ($seen, $gate) = $how eq 'kill' ? close_gate($coordinator, "public.$watched", $run, $wanted)
-	  : (on($coordinator, "SELECT cut_at('public.$watched', $run, '$wanted', 'terminate')"));
-	my (undef, $pid) = split /\|/, $seen;
-	if ($how eq 'kill' && $pid)
-	{
-		# (the call may have ended between the phase seen and the kill: then
-		# its session says so, and nothing restarts)
-		kill 'KILL', $pid;
-		my (undef, $said) = finish_sql($call, "the end of the call of $name");
-		wait_for_restart($coordinator, $log_offset) if $said =~ /connection to server was lost/;
-	}
-	open_gate($gate) if $gate;
-	finish_sql($call, "the end of the call of $name");
+	my ($seen) = cut_call($coordinator, $call, "public.$watched", $run, $wanted, $how, "the end of the call of $name");
 	note "$name: cut at $seen";
 	wait_until($coordinator,
 		"SELECT NOT EXISTS (SELECT FROM pg_stat_activity a JOIN engine_calls c USING (pid) WHERE c.run = $run)",

@@ -51,23 +51,23 @@ COMMENT ON TABLE partition_foreign_keys IS
 --             table's added (PostgreSQL checks every row meanwhile);
 --   validate  a partition's foreign key validated (VALIDATE CONSTRAINT),
 --             each in a transaction of its own, which blocks no writer.
--- To the partitions: a table partitioned by the extension, each foreign key
--- of which refers to a table co-located with it (or to itself) by columns
--- that include the key, in the same place (the key refers to the key: the
--- row referred to is in the same bucket), of a deterministic collation, ON
--- DELETE NO ACTION or RESTRICT (a key changed through the table referred to
--- moves its row to another partition: a delete for a partition's foreign
--- key, which would cascade where the table's refuses the change), and not
--- ON UPDATE SET NULL or SET DEFAULT (they set the key of the rows that
--- refer, which the partition's action cannot move to another partition);
--- the
--- tables of the same owner, every partition of both here, no operation of
--- the engine in progress on either.  Called again, it validates what a call
--- cut short left NOT VALID.  To the table: every partition of both here,
--- with its foreign keys, and the table referred to with a unique constraint
--- on the columns referred to (unique_constraints_to_parent gives it back).
--- Not revoked from PUBLIC: the procedures call it as the table's owner, any
--- role; it reads the catalog and raises errors.
+-- To the partitions: a table partitioned by the extension, each foreign
+-- key of which refers to a table co-located with it (or to itself) by
+-- columns that include the key, in the same place (the key refers to the
+-- key: the row referred to is in the same bucket), of a deterministic
+-- collation, ON DELETE NO ACTION or RESTRICT (a key changed through the
+-- table referred to moves its row to another partition: a delete for a
+-- partition's foreign key, which would cascade where the table's refuses
+-- the change), and not ON UPDATE SET NULL or SET DEFAULT (they set the key
+-- of the rows that refer, which the partition's action cannot move to
+-- another partition); the tables of the same owner, every partition of
+-- both here, no operation of the engine in progress on either.  Called
+-- again, it validates what a call cut short left NOT VALID.  To the table:
+-- every partition of both here, with its foreign keys, and the table
+-- referred to with a unique constraint on the columns referred to
+-- (unique_constraints_to_parent gives it back).  Not revoked from PUBLIC:
+-- the procedures call it as the table's owner, any role; it reads the
+-- catalog and raises errors.
 CREATE FUNCTION partition_foreign_key_plan(parent regclass, to_partitions boolean)
 RETURNS TABLE (step text, statement text, name name, referenced regclass, columns text, referenced_columns text,
                options text)
