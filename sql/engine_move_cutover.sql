@@ -83,7 +83,30 @@ INSERT INTO before SELECT * FROM pg_temp.relations();
 INSERT INTO state_before SELECT * FROM pg_temp.state();
 TRUNCATE pg_temp.writes;
 SELECT sum(pg_temp.write_both()) > 0 AS written FROM generate_series(1, 4);
+-- (an event trigger there that grants each table a statement alters to
+-- PUBLIC: what it grants for the cutover's rename is taken back)
+SELECT dblink_exec('engine_move_server', $$
+    CREATE FUNCTION public.grant_all() RETURNS event_trigger LANGUAGE plpgsql AS $f$
+    DECLARE
+        r record;
+    BEGIN
+        FOR r IN SELECT * FROM pg_event_trigger_ddl_commands() WHERE object_type = 'table' LOOP
+            EXECUTE format('GRANT ALL ON %s TO PUBLIC', r.object_identity);
+        END LOOP;
+    END
+    $f$;
+    CREATE EVENT TRIGGER grant_all ON ddl_command_end EXECUTE FUNCTION public.grant_all()$$);
+SELECT rights AS rights_before FROM dblink('engine_move_server', format($$
+    SELECT coalesce(string_agg(CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END || ' ' || a.privilege_type, ', '
+                               ORDER BY a.grantee::regrole::text, a.privilege_type), 'none')
+    FROM pg_class c, aclexplode(c.relacl) AS a WHERE c.relname = %L AND a.grantee <> c.relowner$$, 'em_1')) AS t(rights text) \gset
 CALL reshard_step('engine_move.em');
+SELECT dblink_exec('engine_move_server', 'DROP EVENT TRIGGER grant_all; DROP FUNCTION public.grant_all()');
+SELECT rights AS rights_after, rights = :'rights_before' AS rights_kept_there FROM dblink('engine_move_server', format($$
+    SELECT coalesce(string_agg(CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END || ' ' || a.privilege_type, ', '
+                               ORDER BY a.grantee::regrole::text, a.privilege_type), 'none')
+    FROM pg_class c, aclexplode(c.relacl) AS a WHERE c.relname = %L AND a.grantee <> c.relowner$$,
+    (SELECT reshard_object_name(s, 'gone', s.partition) FROM pg_temp.state() AS s))) AS t(rights text);
 SELECT s.phase, s.cutover_attempts > 0 AS cut_over_in_attempts,
        s.changes_applied - b.changes_applied = (SELECT sum(inserted + updated + deleted) FROM pg_temp.writes WHERE bucket = 1)
            AS applied_as_written,
@@ -102,16 +125,25 @@ SELECT pg_temp.differences() AS differences, (SELECT sum(misplaced_rows) FROM re
 SELECT * FROM pg_temp.engine_objects();
 SELECT count(*) AS triggers_left FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
 WHERE c.relnamespace = 'engine_move'::regnamespace AND t.tgname LIKE 'reshard\_%';
--- The table there is left as it was until the finish drops it: it still
--- refuses direct writes (object_in_use).
+-- The table there was renamed away in the cutover's remote transaction
+-- (reshard_gone_o), and waits so for the finish, which drops it: by its
+-- name, reads and writes fail (undefined_table: an application that routes
+-- keys by an older layout reloads it, and never reads the rows as they were
+-- at the cutover); by the new one it still refuses direct writes
+-- (object_in_use).
 SELECT * FROM pg_temp.remote_objects();
 SELECT pg_temp.sqlstate_of($$SELECT dblink_exec('engine_move_server', 'DELETE FROM engine_move.em_1')$$) AS direct_write_there;
+SELECT pg_temp.sqlstate_of($$SELECT * FROM dblink('engine_move_server', 'SELECT id FROM engine_move.em_1 WHERE id = 1') AS t(id bigint)$$) AS direct_read_there;
+SELECT relname AS gone FROM dblink('engine_move_server', $$SELECT relname FROM pg_class
+    WHERE relnamespace = 'engine_move'::regnamespace AND relname LIKE 'reshard\_gone\_%'$$) AS t(relname name) \gset
+SELECT pg_temp.sqlstate_of(format('SELECT dblink_exec(%L, %L)', 'engine_move_server',
+                                  format('DELETE FROM engine_move.%I', :'gone'))) AS direct_write_renamed;
 -- Writes stay here.
 TRUNCATE pg_temp.writes;
-CREATE TEMP TABLE remote_rows_before AS SELECT * FROM pg_temp.remote_rows();
+CREATE TEMP TABLE remote_rows_before AS SELECT * FROM pg_temp.remote_rows(:'gone');
 SELECT pg_temp.write_both() > 0 AS written_to_em_1;
 SELECT pg_temp.differences() AS differences,
-       pg_temp.differ('SELECT * FROM pg_temp.remote_rows()', 'SELECT * FROM remote_rows_before') AS remote_changes;
+       pg_temp.differ(format('SELECT * FROM pg_temp.remote_rows(%L)', :'gone'), 'SELECT * FROM remote_rows_before') AS remote_changes;
 CALL pg_temp.step_to('done');
 
 CALL pg_temp.engine_move_drop();

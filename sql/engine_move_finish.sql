@@ -40,8 +40,8 @@ CALL reshard_step('engine_move.em');
 SELECT phase FROM pg_temp.state();
 
 -- Back here.  After the cutover: the foreign table renamed away; there,
--- em_1 with the triggers that refuse direct writes, the views, the
--- functions, the table of hidden keys.
+-- em_1 renamed away too (reshard_gone_o) with the triggers that refuse
+-- direct writes, the views, the functions, the table of hidden keys.
 CALL reshard_begin('engine_move.em', 'move', 'engine_move.em_1', NULL);
 CALL pg_temp.step_to('finish');
 SELECT * FROM pg_temp.engine_objects();

@@ -94,5 +94,37 @@ CALL partition_move('engine_move.em_0', NULL);
 SELECT pg_temp.placement();
 SELECT * FROM pg_temp.differences();
 
+-- em_1 moving back here, its cutover's COMMIT done on the server and not
+-- here (its table there renamed away, the move still waiting for its
+-- cutover: the rename made by hand here, as the cutover makes it).  Through
+-- the parent, em_1 is read and written as before (its foreign table reads
+-- a view bound to the table there); reshard_abort gives the table its name
+-- back (and says so when another table took it meanwhile); and a call that
+-- finishes the move renames it once.
+CALL reshard_begin('engine_move.em', 'move', 'engine_move.em_1', NULL);
+CALL pg_temp.step_to('cutover');
+SELECT reshard_object_name(s, 'gone', s.partition) AS gone FROM pg_temp.state() AS s \gset
+SELECT dblink_exec('engine_move_server', format('ALTER TABLE engine_move.em_1 RENAME TO %I', :'gone'));
+INSERT INTO engine_move.em VALUES (pg_temp.id_in(1, 6001), 'renamed there', 1);
+INSERT INTO engine_move.mirror VALUES (pg_temp.id_in(1, 6001), 'renamed there', 1);
+UPDATE engine_move.em SET v = 'updated' WHERE id = pg_temp.id_in(1, 6001);
+UPDATE engine_move.mirror SET v = 'updated' WHERE id = pg_temp.id_in(1, 6001);
+SELECT pg_temp.differences() AS differences;
+SELECT dblink_exec('engine_move_server', 'CREATE TABLE engine_move.em_1 (id bigint)');
+CALL reshard_abort('engine_move.em');
+SELECT dblink_exec('engine_move_server', 'DROP TABLE engine_move.em_1');
+CALL reshard_abort('engine_move.em');
+SELECT phase FROM pg_temp.state();
+SELECT * FROM pg_temp.remote_objects() AS x WHERE x LIKE '%reshard%' OR x LIKE 'table %';
+SELECT pg_temp.differ('SELECT * FROM pg_temp.remote_rows()', pg_temp.bucket_1('engine_move.mirror')) AS differences_there;
+CALL reshard_begin('engine_move.em', 'move', 'engine_move.em_1', NULL);
+CALL pg_temp.step_to('cutover');
+SELECT reshard_object_name(s, 'gone', s.partition) AS gone FROM pg_temp.state() AS s \gset
+SELECT dblink_exec('engine_move_server', format('ALTER TABLE engine_move.em_1 RENAME TO %I', :'gone'));
+CALL partition_move('engine_move.em_1', NULL);
+SELECT pg_temp.placement();
+SELECT * FROM pg_temp.differences();
+SELECT * FROM pg_temp.remote_objects() AS x WHERE x LIKE '%reshard%' OR x LIKE 'table %';
+
 CALL pg_temp.engine_move_drop();
 DROP DATABASE engine_move_server WITH (FORCE);

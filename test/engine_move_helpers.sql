@@ -253,8 +253,8 @@ CREATE FUNCTION pg_temp.remote_objects() RETURNS SETOF text LANGUAGE sql AS $$
     ORDER BY pg_temp.normalized(x) COLLATE "C"
 $$;
 
-CREATE FUNCTION pg_temp.remote_rows() RETURNS TABLE (id bigint, v text, f float8) LANGUAGE sql AS $$
-    SELECT * FROM dblink('engine_move_server', 'SELECT id, v, f FROM engine_move.em_1') AS t(id bigint, v text, f float8)
+CREATE FUNCTION pg_temp.remote_rows(name text DEFAULT 'em_1') RETURNS TABLE (id bigint, v text, f float8) LANGUAGE sql AS $$
+    SELECT * FROM dblink('engine_move_server', format('SELECT id, v, f FROM engine_move.%I', name)) AS t(id bigint, v text, f float8)
 $$;
 
 CREATE FUNCTION pg_temp.bucket_1(rel text) RETURNS text LANGUAGE sql AS $$

@@ -28,6 +28,7 @@
 #include "resharding/claims.h"
 #include "resharding/cleanup.h"
 #include "resharding/cutover.h"
+#include "resharding/shards.h"
 #include "resharding/state.h"
 #include "resharding/steps.h"
 #include "resharding/tables.h"
@@ -443,7 +444,8 @@ moving_tables(List *moves)
  * takes its place, before anything else; each log's last changes; the
  * checks again; the engine's triggers dropped; each partition detached and
  * its table attached in its place, with its name, comments and grants
- * (move_phase_cutover); the foreign keys the partitions keep made between
+ * (move_phase_cutover); the table a partition left on a server renamed
+ * away there (reshard_shard_views, leave); the foreign keys the partitions keep made between
  * the tables that took their places (move_foreign_keys, which refuses a
  * move without the others that they link).  The work is the same whatever
  * the partitions' sizes and the tables' numbers of partitions.
@@ -496,6 +498,9 @@ unit_move_cutover(engine *e)
 	check_budget(deadline);
 	foreach(cell, moves)
 		run_routine(lfirst(cell), phase_routine(e->operation, PHASE_CUTOVER), 0, 0, 0);
+	/* (a table a partition left on a server renamed away there, in this transaction's remote one) */
+	foreach(cell, moves)
+		shard_views(lfirst(cell), "leave");
 	/* (the foreign keys the partitions keep, made where they went: all of them are there now) */
 	foreach(cell, moves)
 		run_routine(lfirst(cell), ROUTINE_MOVE_FOREIGN_KEYS, 2, CStringGetTextDatum("cutover"), moving_tables(moves));

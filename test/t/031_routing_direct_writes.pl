@@ -9,7 +9,12 @@
 #	Every write it was told committed is in the table exactly once, in the
 #	partition of its key's bucket; none it was not told of is there; and it
 #	read each row back by its route (straight from the server, or through
-#	the coordinator) right after writing it.
+#	the coordinator) right after writing it.  A second reader in it, whose
+#	layout is reloaded only when a server says its route is stale, reads
+#	each row too: across a move stopped after its cutover, its reads by the
+#	route of the layout it had before the move fail (the table the partition
+#	left was renamed away there at the cutover) instead of missing the rows
+#	written since, and it reloads and finds them.
 #
 # suite: partition move
 use strict;
@@ -51,18 +56,21 @@ my $application = IPC::Run::start(
 	'>', \$out, '2>', \$err);
 
 # written_since(BUCKET, ID): waits until the application has written a key
-# of BUCKET above ID (it writes ids in order: after the move, by the route
-# its layout had before it, or by one it reloaded).
+# of BUCKET (undef: of any) above ID (it writes ids in order: after the
+# move, by the route its layout had before it, or by one it reloaded; and
+# has read each key below the last by both layouts).
 sub written_since
 {
 	my ($bucket, $id) = @_;
 	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-	my $query = "SELECT EXISTS (SELECT FROM t WHERE jumpbackhash(id, 8) = $bucket AND id > $id)";
+	my $query = "SELECT EXISTS (SELECT FROM t WHERE id > $id"
+	  . (defined $bucket ? " AND jumpbackhash(id, 8) = $bucket)" : ')');
 	while (on($coordinator, $query) ne 't')
 	{
 		$application->pump_nb;
 		BAIL_OUT("the application ended: $err") unless $application->pumpable;
-		BAIL_OUT(timed_out("the application to write a key of bucket $bucket after id $id")) if time() > $deadline;
+		BAIL_OUT(timed_out("the application to write a key of bucket " . ($bucket // 'any') . " after id $id"))
+		  if time() > $deadline;
 		select(undef, undef, undef, 0.05);
 	}
 	return;
@@ -84,18 +92,32 @@ move(3, undef);    # from a server back here
 move(6, "'a'");    # from here to a server
 move(0, "'a'");    # and back
 
+# Bucket 1 from a to b, the call stopped after the cutover, until the
+# application has written (through the coordinator: the layout says the
+# bucket moves) and read a key of it and another key after it; then the
+# call that finishes it.
+written_since(1, 0);
+on($coordinator, "CALL reshard_begin('t', 'move', 't_1', 'b')");
+on($coordinator, "CALL reshard_step('t')")
+  while on($coordinator, "SELECT phase FROM reshard_progress WHERE relid = 't'::regclass") ne 'finish';
+written_since(1, on($coordinator, 'SELECT coalesce(max(id), 0) FROM t'));
+written_since(undef, on($coordinator, 'SELECT max(id) FROM t WHERE jumpbackhash(id, 8) = 1'));
+on($coordinator, "CALL partition_move('t_1', 'b')");
+
 IPC::Run::run([ 'touch', $stop ]);
 $application->finish;
 is($?, 0, "the application ends without an error") or diag($err);
 
 my @written = grep { /^\d+$/ } split /\n/, $out;
-my ($summary) = $out =~ /^# (.*)$/m;
+my ($summary) = $out =~ /^# (direct .*)$/m;
 note "the application: $summary";
-my ($direct, $stale) = $summary =~ /direct (\d+), .*stale routes (\d+)/;
+my ($direct, $stale, $reader_stale) = $summary =~ /direct (\d+), .*stale routes (\d+), .*reader: .*stale routes (\d+)/;
 cmp_ok($direct, '>', 0, 'the application wrote keys straight to the servers');
 cmp_ok($stale, '>', 0, 'moves made some of its routes stale');
 is_deeply(\@written, [ 1 .. scalar(@written) ], 'it was told each of its writes committed, in order');
 is(join("\n", $out =~ /^(# read back .*)$/mg), '', 'it read each row back by its route, once');
+cmp_ok($reader_stale, '>', 0, "moves made some of the reader's routes stale");
+is(join("\n", $out =~ /^(# reader read back .*)$/mg), '', 'the reader read each row by its route, once');
 
 my $n = scalar @written;
 is( on($coordinator, "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM t"),
@@ -106,6 +128,6 @@ is( on($coordinator,
 is( on($coordinator,
 		"SELECT string_agg(bucket || ':' || coalesce(server, 'here'), ' ' ORDER BY bucket)
 		 FROM partition_placement WHERE \"table\" = 't'::regclass"),
-	'0:a 1:a 2:a 3:here 4:b 5:b 6:a 7:here', 'the partitions are where the moves put them');
+	'0:a 1:b 2:a 3:here 4:b 5:b 6:a 7:here', 'the partitions are where the moves put them');
 
 done_testing();

@@ -7,13 +7,17 @@ Inserts the rows (id, 'direct') for id = 1, 2, ... into TABLE (a table partition
 key, its partitions here or moved to postgres_fdw servers), each straight into its partition's table on the server
 that holds it, as routing_layout(TABLE) says, and reads it back the same way, until STOP_FILE exists; connects to
 the servers as USER. Prints each id once its insert has committed ("# read back ID: [...]" if the read did not find
-it once), and at the end a line "# direct N, coordinator N, stale routes N, reloads N".
+it once), and at the end a line "# direct N, coordinator N, stale routes N, reloads N; reader: ..." (the same counts of
+a second reader, below).
 
 A write to a table that is no longer its key's, or not yet, fails: the table of a partition that moves refuses
 direct writes (55006, object_in_use) and the one it left is dropped at the end (42P01, undefined_table). The writer
 then reloads the layout and writes again, by the new route; while the layout says the key's bucket is being moved,
 through the coordinator (the partitioned table), which always puts a row where it belongs. So each row is written
-once, and where the database would put it. docs/scaling-out.md, "Routing keys in the application".
+once, and where the database would put it. A second reader, with its own layout, reloaded only when a server says its
+route is stale, reads each row too ("# reader read back ID: [...]" if it did not find it once): a move renames the
+table it leaves away at its cutover, so a read by a route older than the move fails (42P01) rather than finding the
+rows as they were then. docs/scaling-out.md, "Routing keys in the application".
 """
 
 import os
@@ -88,15 +92,19 @@ def main() -> None:
         sys.exit(__doc__)
     conninfo, table, user, stop_file = sys.argv[1:]
     writer = DirectWriter(conninfo, table, user)
+    reader = DirectWriter(conninfo, table, user)
     key = 0
     while not os.path.exists(stop_file):
         key += 1
         writer.insert(key, "direct")
         print(key, flush=True)
-        # (read back by its route: the row, once)
+        # (read back by its route, and by the reader's: the row, once)
         if writer.values(key) != ["direct"]:
             print(f"# read back {key}: {writer.values(key)}", flush=True)
-    print("# " + ", ".join(f"{what} {n}" for what, n in writer.counts.items()), flush=True)
+        if reader.values(key) != ["direct"]:
+            print(f"# reader read back {key}: {reader.values(key)}", flush=True)
+    print("# " + ", ".join(f"{what} {n}" for what, n in writer.counts.items())
+          + "; reader: " + ", ".join(f"{what} {n}" for what, n in reader.counts.items()), flush=True)
 
 
 if __name__ == "__main__":

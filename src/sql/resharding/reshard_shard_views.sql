@@ -32,7 +32,15 @@
 --   - triggers reshard_direct_writes_o and reshard_direct_truncate_o on t,
 --     which call reshard_refuse_direct_o().  From the copy on, the rows of
 --     t change only through this server (whose writes the engine logs), so
---     the rows hidden are exactly their copies.
+--     the rows hidden are exactly their copies;
+--   - a move from the server: s.reshard_leave_o(), which renames t to
+--     s.reshard_gone_o (once), and s.reshard_leaving_o, a view whose row
+--     calls it: the cutover reads it through postgres_fdw (action leave),
+--     so that from the cutover on nobody reads or writes t by its name
+--     there (an application routing keys by an older layout gets
+--     undefined_table, not the rows as they were at the cutover); the
+--     foreign partition here reads a view bound to t, which the name does
+--     not change.  The finish drops s.reshard_gone_o.
 -- What the default privileges of s grant on these is revoked in the
 -- transaction on the shard that makes them, and what the schema's here
 -- grant on the foreign tables here in the one that makes those; then the
@@ -67,6 +75,8 @@
 --   arm      the triggers that refuse the direct writes (first copy step;
 --            lock_ms: the longest the shard waits for its table); then,
 --            removing, no row of another bucket in a shard rows enter;
+--   leave    a move's cutover: t renamed away on its server, in the
+--            cutover's remote transaction there (above);
 --   untime   the rest of this transaction on the shards without their
 --            timeouts (the copy's and the verification's, after their
 --            snapshots: the copy, on the shard it reads next, and
@@ -76,9 +86,10 @@
 --   clean    adding, the hidden rows deleted on the shards, in batches of
 --            transactions of their own there (after the cutover);
 --   unpour   removing, the same: the incoming rows deleted (to undo);
---   restore  the triggers dropped, each foreign partition pointed back at
---            its table (after clean, or to undo; the engine holds ACCESS
---            EXCLUSIVE on them).
+--   restore  the triggers dropped (a move's table given its name back
+--            first), each foreign partition pointed back at its table
+--            (after clean, or to undo; the engine holds ACCESS EXCLUSIVE
+--            on them).
 -- The objects on the shards go by their records (src/resharding/cleanup.c),
 -- after restore.
 -- Each statement on a shard can be done again, so that an action cut short
@@ -150,10 +161,10 @@ BEGIN
         current_options := (SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = r.source);
         original := s.shard_options[r.i]::text[];
         -- 1 hidden, 2 hidden_key, 3 mark, 4 refuse_direct, 5 all, 6 shown, 7 incoming, 8 direct_writes, 9 direct_truncate,
-        -- 10 untimed
+        -- 10 untimed, 11 leave, 12 leaving, 13 gone
         SELECT array_agg(@extschema@.reshard_object_name(s, u.k, r.source) ORDER BY u.i) INTO names
         FROM unnest(ARRAY['hidden', 'hidden_key', 'mark', 'refuse_direct', 'all', 'shown', 'incoming',
-                          'direct_writes', 'direct_truncate', 'untimed']) WITH ORDINALITY AS u(k, i);
+                          'direct_writes', 'direct_truncate', 'untimed', 'leave', 'leaving', 'gone']) WITH ORDINALITY AS u(k, i);
         q := ARRAY(SELECT format('%s.%I', rs, x) FROM unnest(names) WITH ORDINALITY AS u(x, i) ORDER BY i);
         CASE action
         WHEN 'record' THEN
@@ -170,7 +181,10 @@ BEGIN
             s := @extschema@.reshard_cleanup_record(s, 'trigger', remote, r.server, 'always', NULL, names[8]);
             s := @extschema@.reshard_cleanup_record(s, 'trigger', remote, r.server, 'always', NULL, names[9]);
             IF s.operation = 'move' THEN
-                s := @extschema@.reshard_cleanup_record(s, 'table', remote, r.server, 'on_success');
+                s := @extschema@.reshard_cleanup_record(s, 'function', q[11] || '()', r.server, 'always');
+                s := @extschema@.reshard_cleanup_record(s, 'view', q[12], r.server, 'always');
+                -- (under the name the cutover gives it)
+                s := @extschema@.reshard_cleanup_record(s, 'table', q[13], r.server, 'on_success');
             END IF;
             FOREACH remote_view IN ARRAY ARRAY[q[5], q[6], q[7], q[10]] LOOP
                 s := @extschema@.reshard_cleanup_record(s, 'view', remote_view, r.server, 'always');
@@ -250,8 +264,52 @@ BEGIN
                 -- what the schema's default privileges granted on them, revoked
                 -- (in the transaction that made them, before the grants)
                 revoke_sql, q[10], @extschema@.reshard_remote_untimed()));
-            -- (a move from the server hides nothing: it only refuses direct writes)
-            CONTINUE WHEN s.operation = 'move';
+            -- (a move from the server hides nothing: it refuses direct writes,
+            -- and at its cutover renames the table away, by the row of a view
+            -- read through postgres_fdw in the cutover's remote transaction
+            -- there: action leave)
+            IF s.operation = 'move' THEN
+                EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
+                    CREATE OR REPLACE FUNCTION %1$s() RETURNS boolean LANGUAGE plpgsql VOLATILE
+                        SET search_path = pg_catalog, pg_temp
+                        AS %2$L;
+                    CREATE OR REPLACE VIEW %3$s WITH (security_invoker = true) AS SELECT 1 AS gone WHERE %1$s();
+                    %4$s$remote$,
+                    q[11],
+                    -- (and what an event trigger there granted for the
+                    -- rename taken back: the rights of the roles but the
+                    -- owner on it and its columns, before and after)
+                    format($leave$DECLARE
+                        t pg_catalog.oid;
+                        rights text := 'SELECT a.attname, x.grantee, x.privilege_type
+                                        FROM pg_catalog.pg_class c
+                                        JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND NOT a.attisdropped,
+                                             pg_catalog.aclexplode(a.attacl) AS x
+                                        WHERE c.oid = $1 AND x.grantee <> c.relowner
+                                        UNION ALL
+                                        SELECT NULL, x.grantee, x.privilege_type
+                                        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) AS x
+                                        WHERE c.oid = $1 AND x.grantee <> c.relowner';
+                        before text[];
+                        x record;
+                    BEGIN
+                        PERFORM %1$s;
+                        IF pg_catalog.to_regclass(%2$L) IS NULL THEN
+                            t := %3$L::pg_catalog.regclass;
+                            EXECUTE 'SELECT pg_catalog.array_agg(r::text) FROM (' || rights || ') AS r' INTO before USING t;
+                            ALTER TABLE %3$s RENAME TO %4$I;
+                            FOR x IN EXECUTE 'SELECT * FROM (' || rights || ') AS r WHERE r::text <> ALL ($2)' USING t, coalesce(before, '{}') LOOP
+                                EXECUTE pg_catalog.format('REVOKE %%s%%s ON %%s FROM %%s', x.privilege_type,
+                                                          ' (' || pg_catalog.quote_ident(x.attname) || ')', %2$L,
+                                                          CASE x.grantee WHEN 0 THEN 'PUBLIC'
+                                                               ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(x.grantee)) END);
+                            END LOOP;
+                        END IF;
+                        RETURN true;
+                    END$leave$, @extschema@.reshard_remote_untimed(), q[13], remote, names[13]),
+                    q[12], @extschema@.reshard_remote_revoke(ARRAY[q[12]], ARRAY[q[11] || '()'])));
+                CONTINUE;
+            END IF;
             SELECT format_type(atttypid, atttypmod) INTO STRICT key_type FROM pg_attribute
             WHERE attrelid = r.source AND quote_ident(attname) = s.key;
             EXECUTE format('CREATE FOREIGN TABLE %I.%I (key %s) SERVER %I OPTIONS (schema_name %L, table_name %L, batch_size %L)',
@@ -315,6 +373,15 @@ BEGIN
             IF untimed <> 1 THEN
                 RAISE EXCEPTION 'could not turn the timeouts of server % off', r.server;
             END IF;
+        WHEN 'leave' THEN
+            CONTINUE WHEN s.operation <> 'move';
+            EXECUTE format('CREATE FOREIGN TABLE %I.%I (gone int) SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                           schema_name, names[12], r.server, r.remote_schema, names[12]);
+            EXECUTE format('SELECT count(*) FROM %I.%I', schema_name, names[12]) INTO untimed;
+            EXECUTE format('DROP FOREIGN TABLE %I.%I', schema_name, names[12]);
+            IF untimed <> 1 THEN
+                RAISE EXCEPTION 'could not rename % away on server %', remote, r.server;
+            END IF;
         WHEN 'clean', 'unpour' THEN
             CONTINUE WHEN r.receives <> (action = 'unpour') OR s.operation = 'remove' AND r.source = s.partition;
             LOOP
@@ -330,14 +397,28 @@ BEGIN
                 EXIT WHEN hidden_rows = 0;
             END LOOP;
         WHEN 'restore' THEN
-            -- (a partition moved from the server: its table there keeps
-            -- refusing direct writes until it is dropped)
+            -- (a partition moved from the server: its table there, renamed
+            -- away, keeps refusing direct writes until it is dropped; a
+            -- move undone gives it its name back first, if a cutover whose
+            -- COMMIT was done there, and not here, renamed it)
             IF s.operation <> 'move' OR s.phase <> 'finish' THEN
             EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
                 SET LOCAL lock_timeout = %3$L;
+                %5$s
                 DROP TRIGGER IF EXISTS %1$I ON %4$s;
                 DROP TRIGGER IF EXISTS %2$I ON %4$s;
-                $remote$, names[8], names[9], lock_ms || 'ms', remote));
+                $remote$, names[8], names[9], lock_ms || 'ms', remote,
+                CASE WHEN s.operation = 'move' THEN format('DO %L;', format($back$BEGIN
+                    IF pg_catalog.to_regclass(%1$L) IS NOT NULL THEN
+                        IF pg_catalog.to_regclass(%2$L) IS NOT NULL THEN
+                            RAISE EXCEPTION 'cannot undo the move of %%: a table of that name was made meanwhile', %2$L
+                                USING ERRCODE = 'duplicate_table',
+                                      DETAIL = pg_catalog.format('The move renamed the table to %%s, which must have its name back.', %1$L),
+                                      HINT = 'Rename or drop the table made, then call reshard_abort again.';
+                        END IF;
+                        ALTER TABLE %1$s RENAME TO %3$I;
+                    END IF;
+                END$back$, q[13], remote, r.remote_table)) ELSE '' END));
             END IF;
             IF EXISTS (SELECT FROM unnest(current_options) AS x
                        WHERE x IN ('table_name=' || names[5], 'table_name=' || names[6])) THEN
