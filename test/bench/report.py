@@ -346,7 +346,8 @@ def clients_section(r):
 			for row in r.clients]
 	return ('\n## The clients against SQL\n\n'
 			'`test/bench/clients`: the best of 3 of each call in SQL (`clock_timestamp()` around it, in one session) and '
-			'in each client\'s benchmark program (`clients/python/bench`, `clients/js/bench.mjs`, `clients/go/bench`), '
+			'in each client\'s benchmark program (`clients/python/bench`, with NumPy and without it, `clients/js/bench.mjs`, '
+			'`clients/go/bench`), '
 			'the same inputs; the ring is built by `ring_build` (100 nodes, 5 zones, part power 20, 3 replicas) and its '
 			'text parsed. Target: within 10× the SQL time (issue 45).\n\n'
 			+ table(['call', 'who', 'seconds', 'over SQL'], rows, ['---', '---', '---:', '---:']) + '\n')

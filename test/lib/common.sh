@@ -30,15 +30,16 @@ use_postgresql "${PG_CONFIG:-/usr/lib/postgresql/$DEBIAN_PG_MAJOR/bin/pg_config}
 
 # Debian packages the project builds, tests and benchmarks with (IPC::Run for
 # the TAP tests, Swift for the handoff test and the benchmarks, venv,
-# setuptools, pip and wheel for the Python client's offline install, psycopg
-# for its example application of direct writes (TAP 031); libpq-dev,
+# setuptools, pip and wheel for the Python client's offline install, NumPy for
+# its optional array path, psycopg for its example application of direct
+# writes (TAP 031); libpq-dev,
 # which postgresql-server-dev depends on too, for the library's libpq link).
 PROJECT_PACKAGES=(
 	"postgresql-$DEBIAN_PG_MAJOR" "postgresql-client-$DEBIAN_PG_MAJOR" "postgresql-server-dev-$DEBIAN_PG_MAJOR"
 	make gcc clang-14 llvm-14 libclang-rt-14-dev valgrind binutils git procps
 	gnuplot-nox
 	golang-go nodejs
-	libxxhash-dev xxhash python3-xxhash python3-venv python3-setuptools python3-pip python3-wheel
+	libxxhash-dev xxhash python3-xxhash python3-numpy python3-venv python3-setuptools python3-pip python3-wheel
 	libssl-dev libpq-dev
 	python3-swift python3-psycopg
 	libipc-run-perl

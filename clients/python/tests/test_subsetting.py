@@ -164,9 +164,17 @@ class SubsetTest(unittest.TestCase):
         self.assertEqual(S.rocksteadier_subset(7, 1000000, 5, 1000), [666, 512788, 256821, 768596, 128318])
         self.assertEqual(S.rocksteadier_subset(2147483647, 2147483647, 3, 65536), [2147448766, 40355, 1073765265])
 
-    def test_packed_lanes_read_the_walks_rows(self):
-        # the packed lanes against the step-by-step walk (the C code's loop), on every small lot and some
-        # large ones, rows anywhere (row 0, the last row, several a lot)
+    def test_large_lot_extension_values_without_numpy(self):
+        # the same, read by the pure Python lanes where NumPy is not installed
+        numpy, _shuffle.numpy = _shuffle.numpy, None
+        try:
+            self.test_large_lot_extension_values()
+        finally:
+            _shuffle.numpy = numpy
+
+    def check_rows_of_the_walk(self, reader):
+        # reader(lot_size, lowest) against the step-by-step walk (the C code's loop), on every small lot and
+        # some large ones, rows anywhere (row 0, the last row, several a lot)
         r = random.Random(20240601)
         sizes = list(range(1, 40)) + [r.randrange(40, 3000) for _ in range(30)] + [1024, 1025, 2049, 65536]
         for lot_size in sizes:
@@ -176,7 +184,15 @@ class SubsetTest(unittest.TestCase):
                 seed = r.getrandbits(64)
                 walk = _shuffle.shuffle_walk(seed, lot_size, 0)
                 with self.subTest(lot_size=lot_size, rows=rows, seed=seed):
-                    self.assertEqual(_shuffle.Lanes(lot_size, lowest).rows(seed, rows), [walk[q] for q in rows])
+                    self.assertEqual(reader(lot_size, lowest).rows(seed, rows), [walk[q] for q in rows])
+
+    def test_packed_lanes_read_the_walks_rows(self):
+        self.check_rows_of_the_walk(_shuffle.Lanes)
+
+    def test_numpy_draws_read_the_walks_rows(self):
+        if _shuffle.numpy is None:
+            self.skipTest("NumPy is not installed (python3-numpy)")
+        self.check_rows_of_the_walk(_shuffle.Draws)
 
     def test_prefix_and_permutation(self):
         for f in range(30):
