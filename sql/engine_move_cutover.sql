@@ -96,17 +96,17 @@ SELECT dblink_exec('engine_move_server', $$
     END
     $f$;
     CREATE EVENT TRIGGER grant_all ON ddl_command_end EXECUTE FUNCTION public.grant_all()$$);
-SELECT rights AS rights_before FROM dblink('engine_move_server', format($$
-    SELECT coalesce(string_agg(CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END || ' ' || a.privilege_type, ', '
-                               ORDER BY a.grantee::regrole::text, a.privilege_type), 'none')
-    FROM pg_class c, aclexplode(c.relacl) AS a WHERE c.relname = %L AND a.grantee <> c.relowner$$, 'em_1')) AS t(rights text) \gset
+CREATE FUNCTION pg_temp.rights_there(relname text) RETURNS text LANGUAGE sql AS $$
+    SELECT rights FROM dblink('engine_move_server', format($q$
+        SELECT coalesce(string_agg(CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END || ' ' || a.privilege_type,
+                                   ', ' ORDER BY a.grantee::regrole::text, a.privilege_type), 'none')
+        FROM pg_class c, aclexplode(c.relacl) AS a WHERE c.relname = %L AND a.grantee <> c.relowner$q$, relname)) AS t(rights text)
+$$;
+SELECT pg_temp.rights_there('em_1') AS rights_before \gset
 CALL reshard_step('engine_move.em');
 SELECT dblink_exec('engine_move_server', 'DROP EVENT TRIGGER grant_all; DROP FUNCTION public.grant_all()');
-SELECT rights AS rights_after, rights = :'rights_before' AS rights_kept_there FROM dblink('engine_move_server', format($$
-    SELECT coalesce(string_agg(CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END || ' ' || a.privilege_type, ', '
-                               ORDER BY a.grantee::regrole::text, a.privilege_type), 'none')
-    FROM pg_class c, aclexplode(c.relacl) AS a WHERE c.relname = %L AND a.grantee <> c.relowner$$,
-    (SELECT reshard_object_name(s, 'gone', s.partition) FROM pg_temp.state() AS s))) AS t(rights text);
+SELECT rights AS rights_after, rights = :'rights_before' AS rights_kept_there
+FROM pg_temp.rights_there((SELECT reshard_object_name(s, 'gone', s.partition) FROM pg_temp.state() AS s)) AS rights;
 SELECT s.phase, s.cutover_attempts > 0 AS cut_over_in_attempts,
        s.changes_applied - b.changes_applied = (SELECT sum(inserted + updated + deleted) FROM pg_temp.writes WHERE bucket = 1)
            AS applied_as_written,
