@@ -445,9 +445,9 @@ moving_tables(List *moves)
  * checks again; the engine's triggers dropped; each partition detached and
  * its table attached in its place, with its name, comments and grants
  * (move_phase_cutover); the table a partition left on a server renamed
- * away there (reshard_shard_views, leave); the foreign keys the partitions keep made between
- * the tables that took their places (move_foreign_keys, which refuses a
- * move without the others that they link).  The work is the same whatever
+ * away there (reshard_shard_views, leave); the foreign keys the partitions
+ * keep made between the tables that took their places (move_foreign_keys,
+ * which refuses a move without the others that they link).  The work is the same whatever
  * the partitions' sizes and the tables' numbers of partitions.
  */
 static bool

@@ -114,6 +114,7 @@ DECLARE
     key_type text;
     hidden_rows bigint;
     untimed bigint;     -- (the rows of the untimed view read)
+    leaving bigint;     -- (the rows of the leaving view read)
     next_source int;    -- (the index of the source the copy copies next, as the engine finds it)
     remote_view text;
     misplaced bigint;
@@ -377,9 +378,9 @@ BEGIN
             CONTINUE WHEN s.operation <> 'move';
             EXECUTE format('CREATE FOREIGN TABLE %I.%I (gone int) SERVER %I OPTIONS (schema_name %L, table_name %L)',
                            schema_name, names[12], r.server, r.remote_schema, names[12]);
-            EXECUTE format('SELECT count(*) FROM %I.%I', schema_name, names[12]) INTO untimed;
+            EXECUTE format('SELECT count(*) FROM %I.%I', schema_name, names[12]) INTO leaving;
             EXECUTE format('DROP FOREIGN TABLE %I.%I', schema_name, names[12]);
-            IF untimed <> 1 THEN
+            IF leaving <> 1 THEN
                 RAISE EXCEPTION 'could not rename % away on server %', remote, r.server;
             END IF;
         WHEN 'clean', 'unpour' THEN
