@@ -6,7 +6,10 @@
 -- table again; a partition dropped, or detached, while its move waits is
 -- undone by reshard_abort or by the next call, which say what happened, and
 -- leave nothing of the engine here or on the server; cut over and not
--- finished, a move of the partition elsewhere is refused.
+-- finished, a move of the partition elsewhere is refused; a cutover that
+-- renamed the table a partition leaves on its server and did not commit
+-- here is undone, or done again, whole; a transaction on that table there
+-- holds the cutover back, and the error says so.
 \i test/engine_move_helpers.sql
 SET client_min_messages = notice;
 -- Direct writes on the server's table, between the copy and the cutover.
@@ -125,6 +128,24 @@ CALL partition_move('engine_move.em_1', NULL);
 SELECT pg_temp.placement();
 SELECT * FROM pg_temp.differences();
 SELECT * FROM pg_temp.remote_objects() AS x WHERE x LIKE '%reshard%' OR x LIKE 'table %';
+
+-- A transaction on the server that reads em_1's table there holds back the
+-- cutover of its move back here (the rename waits for it, within the
+-- budget), until the attempts run out; called again once it ended, the
+-- move ends.
+CALL partition_move('engine_move.em_1', 'engine_move_server');
+SELECT dblink_connect('reader_there', 'engine_move_server');
+SELECT dblink_exec('reader_there', 'BEGIN');
+SELECT n > 0 AS read_there FROM dblink('reader_there', 'SELECT count(*) FROM engine_move.em_1') AS t(n bigint);
+\set VERBOSITY default
+CALL partition_move('engine_move.em_1', NULL, cutover_budget => '100 ms', cutover_attempts => 2);
+\set VERBOSITY terse
+SELECT phase, cutover_attempts FROM reshard_progress;
+SELECT dblink_exec('reader_there', 'COMMIT');
+SELECT dblink_disconnect('reader_there');
+CALL partition_move('engine_move.em_1', NULL);
+SELECT pg_temp.placement();
+SELECT * FROM pg_temp.differences();
 
 CALL pg_temp.engine_move_drop();
 DROP DATABASE engine_move_server WITH (FORCE);

@@ -610,7 +610,9 @@ step_cutover(engine *e)
 					 errmsg("could not cut %s over within %d ms in %d attempts",
 							relation_name(e->parent), e->budget_ms, e->attempts),
 					 errdetail("The last attempt: %s.", error->message),
-					 errhint("%s", out_of_attempts(e, "Fewer or shorter transactions writing to the table, a larger cutover_budget or more cutover_attempts let it through."))));
+					 errhint("%s", out_of_attempts(e, e->operation == OPERATION_MOVE && state_bool(e, STATE_SHARD_VIEWS)
+												   ? "Fewer or shorter transactions writing to the table, or using the table the partition leaves on its server (renamed at the cutover), a larger cutover_budget or more cutover_attempts let it through."
+												   : "Fewer or shorter transactions writing to the table, a larger cutover_budget or more cutover_attempts let it through."))));
 		back_off(e->budget_ms);
 		if (rebuilds)
 			prepare_takeover(e);
