@@ -56,8 +56,8 @@ BEGIN
                   HINT = format('ALTER TABLE %s OWNER TO %s, if that is right.', partition, p.relowner::regrole);
     END IF;
     IF s.server IS NOT DISTINCT FROM source_server THEN
-        RAISE EXCEPTION 'partition % is on %s already', partition,
-                        coalesce(format('server "%s"', source_server), 'this server')
+        RAISE EXCEPTION 'partition % is on % already', partition,
+                        coalesce('server "' || source_server || '"', 'this server')
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Name the foreign server to move it to, or NULL for this server.';
     END IF;
