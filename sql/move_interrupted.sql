@@ -8,8 +8,9 @@
 -- leave nothing of the engine here or on the server; cut over and not
 -- finished, a move of the partition elsewhere is refused; a cutover that
 -- renamed the table a partition leaves on its server and did not commit
--- here is undone, or done again, whole; a transaction on that table there
--- holds the cutover back, and the error says so.
+-- here is undone, or done again, whole, and so is one whose renamed name
+-- another table took; a transaction on that table there holds the cutover
+-- back, and the error says so.
 \i test/engine_move_helpers.sql
 SET client_min_messages = notice;
 -- Direct writes on the server's table, between the copy and the cutover.
@@ -124,6 +125,29 @@ CALL reshard_begin('engine_move.em', 'move', 'engine_move.em_1', NULL);
 CALL pg_temp.step_to('cutover');
 SELECT reshard_object_name(s, 'gone', s.partition) AS gone FROM pg_temp.state() AS s \gset
 SELECT dblink_exec('engine_move_server', format('ALTER TABLE engine_move.em_1 RENAME TO %I', :'gone'));
+CALL partition_move('engine_move.em_1', NULL);
+SELECT pg_temp.placement();
+SELECT * FROM pg_temp.differences();
+SELECT * FROM pg_temp.remote_objects() AS x WHERE x LIKE '%reshard%' OR x LIKE 'table %';
+
+-- The renamed table's name taken there by another table before the
+-- cutover (its name is in the rename's function, which anybody may read):
+-- the cutover fails (duplicate_table) and the move is undone, renaming
+-- nothing else, the table there keeps its name and rows; once that table is
+-- gone, the move called again ends.  (A move to where the partition
+-- is already is refused, naming where.)
+CALL reshard_begin('engine_move.em', 'move', 'engine_move.em_1', NULL);
+CALL partition_move('engine_move.em_1', 'engine_move_server');
+CALL reshard_begin('engine_move.em', 'move', 'engine_move.em_1', NULL);
+CALL pg_temp.step_to('cutover');
+SELECT reshard_object_name(s, 'gone', s.partition) AS gone FROM pg_temp.state() AS s \gset
+SELECT dblink_exec('engine_move_server', format('CREATE TABLE engine_move.%I (id bigint)', :'gone'));
+\set VERBOSITY sqlstate
+CALL partition_move('engine_move.em_1', NULL);
+\set VERBOSITY terse
+SELECT phase FROM reshard_progress;
+SELECT n AS em_1_rows_there FROM dblink('engine_move_server', 'SELECT count(*) FROM engine_move.em_1') AS t(n bigint);
+SELECT dblink_exec('engine_move_server', format('DROP TABLE engine_move.%I', :'gone'));
 CALL partition_move('engine_move.em_1', NULL);
 SELECT pg_temp.placement();
 SELECT * FROM pg_temp.differences();

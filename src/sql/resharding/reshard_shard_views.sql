@@ -33,8 +33,9 @@
 --     which call reshard_refuse_direct_o().  From the copy on, the rows of
 --     t change only through this server (whose writes the engine logs), so
 --     the rows hidden are exactly their copies;
---   - a move from the server: s.reshard_leave_o(), which renames t to
---     s.reshard_gone_o (once), and s.reshard_leaving_o, a view whose row
+--   - a move from the server: s.reshard_leave_o(back), which renames t
+--     (known by its OID there) to s.reshard_gone_o once, or back (back:
+--     an undo), and s.reshard_leaving_o, a view whose row
 --     calls it: the cutover reads it through postgres_fdw (action leave),
 --     so that from the cutover on nobody reads or writes t by its name
 --     there (an application routing keys by an older layout gets
@@ -115,6 +116,7 @@ DECLARE
     hidden_rows bigint;
     untimed bigint;     -- (the rows of the untimed view read)
     leaving bigint;     -- (the rows of the leaving view read)
+    remote_oid oid;     -- (a move's table on the server it leaves, there)
     next_source int;    -- (the index of the source the copy copies next, as the engine finds it)
     remote_view text;
     misplaced bigint;
@@ -182,7 +184,7 @@ BEGIN
             s := @extschema@.reshard_cleanup_record(s, 'trigger', remote, r.server, 'always', NULL, names[8]);
             s := @extschema@.reshard_cleanup_record(s, 'trigger', remote, r.server, 'always', NULL, names[9]);
             IF s.operation = 'move' THEN
-                s := @extschema@.reshard_cleanup_record(s, 'function', q[11] || '()', r.server, 'always');
+                s := @extschema@.reshard_cleanup_record(s, 'function', q[11] || '(boolean)', r.server, 'always');
                 s := @extschema@.reshard_cleanup_record(s, 'view', q[12], r.server, 'always');
                 -- (under the name the cutover gives it)
                 s := @extschema@.reshard_cleanup_record(s, 'table', q[13], r.server, 'on_success');
@@ -270,18 +272,24 @@ BEGIN
             -- read through postgres_fdw in the cutover's remote transaction
             -- there: action leave)
             IF s.operation = 'move' THEN
+                -- (the table known by its OID there, not by a name: another
+                -- role that may create in its schema could take either)
+                EXECUTE @extschema@.reshard_remote_query(r.server, format('SELECT %L::pg_catalog.regclass::pg_catalog.oid', remote), 'o oid')
+                INTO remote_oid;
                 EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
-                    CREATE OR REPLACE FUNCTION %1$s() RETURNS boolean LANGUAGE plpgsql VOLATILE
+                    CREATE OR REPLACE FUNCTION %1$s(back boolean DEFAULT false) RETURNS boolean LANGUAGE plpgsql VOLATILE
                         SET search_path = pg_catalog, pg_temp
                         AS %2$L;
                     CREATE OR REPLACE VIEW %3$s WITH (security_invoker = true) AS SELECT 1 AS gone WHERE %1$s();
                     %4$s$remote$,
                     q[11],
-                    -- (and what an event trigger there granted for the
-                    -- rename taken back: the rights of the roles but the
-                    -- owner on it and its columns, before and after)
+                    -- (renamed away, and what an event trigger there granted
+                    -- for it taken back: the rights of the roles but the
+                    -- owner on it and its columns, before and after; back:
+                    -- given its name again, if it has the one it was given)
                     format($leave$DECLARE
-                        t pg_catalog.oid;
+                        t pg_catalog.oid := %2$s;
+                        current_name name := (SELECT relname FROM pg_catalog.pg_class WHERE oid = t);
                         rights text := 'SELECT a.attname, x.grantee, x.privilege_type
                                         FROM pg_catalog.pg_class c
                                         JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND NOT a.attisdropped,
@@ -295,20 +303,29 @@ BEGIN
                         x record;
                     BEGIN
                         PERFORM %1$s;
-                        IF pg_catalog.to_regclass(%2$L) IS NULL THEN
-                            t := %3$L::pg_catalog.regclass;
+                        IF back THEN
+                            IF current_name = %4$L THEN
+                                IF pg_catalog.to_regclass(%3$L) IS NOT NULL THEN
+                                    RAISE EXCEPTION 'cannot undo the move of %%: a table of that name was made meanwhile', %3$L
+                                        USING ERRCODE = 'duplicate_table',
+                                              DETAIL = pg_catalog.format('The move renamed the table to %%s, which must have its name back.', %4$L),
+                                              HINT = 'Rename or drop the table made, then call reshard_abort again.';
+                                END IF;
+                                EXECUTE pg_catalog.format('ALTER TABLE %%s RENAME TO %%I', t::pg_catalog.regclass, %5$L);
+                            END IF;
+                        ELSIF current_name IS DISTINCT FROM %4$L AND current_name IS NOT NULL THEN
                             EXECUTE 'SELECT pg_catalog.array_agg(r::text) FROM (' || rights || ') AS r' INTO before USING t;
-                            ALTER TABLE %3$s RENAME TO %4$I;
+                            EXECUTE pg_catalog.format('ALTER TABLE %%s RENAME TO %%I', t::pg_catalog.regclass, %4$L);
                             FOR x IN EXECUTE 'SELECT * FROM (' || rights || ') AS r WHERE r::text <> ALL ($2)' USING t, coalesce(before, '{}') LOOP
                                 EXECUTE pg_catalog.format('REVOKE %%s%%s ON %%s FROM %%s', x.privilege_type,
-                                                          ' (' || pg_catalog.quote_ident(x.attname) || ')', %2$L,
+                                                          ' (' || pg_catalog.quote_ident(x.attname) || ')', t::pg_catalog.regclass,
                                                           CASE x.grantee WHEN 0 THEN 'PUBLIC'
                                                                ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(x.grantee)) END);
                             END LOOP;
                         END IF;
                         RETURN true;
-                    END$leave$, @extschema@.reshard_remote_untimed(), q[13], remote, names[13]),
-                    q[12], @extschema@.reshard_remote_revoke(ARRAY[q[12]], ARRAY[q[11] || '()'])));
+                    END$leave$, @extschema@.reshard_remote_untimed(), remote_oid, remote, names[13], r.remote_table),
+                    q[12], @extschema@.reshard_remote_revoke(ARRAY[q[12]], ARRAY[q[11] || '(boolean)'])));
                 CONTINUE;
             END IF;
             SELECT format_type(atttypid, atttypmod) INTO STRICT key_type FROM pg_attribute
@@ -410,16 +427,10 @@ BEGIN
                 DROP TRIGGER IF EXISTS %2$I ON %4$s;
                 $remote$, names[8], names[9], lock_ms || 'ms', remote,
                 CASE WHEN s.operation = 'move' THEN format('DO %L;', format($back$BEGIN
-                    IF pg_catalog.to_regclass(%1$L) IS NOT NULL THEN
-                        IF pg_catalog.to_regclass(%2$L) IS NOT NULL THEN
-                            RAISE EXCEPTION 'cannot undo the move of %%: a table of that name was made meanwhile', %2$L
-                                USING ERRCODE = 'duplicate_table',
-                                      DETAIL = pg_catalog.format('The move renamed the table to %%s, which must have its name back.', %1$L),
-                                      HINT = 'Rename or drop the table made, then call reshard_abort again.';
-                        END IF;
-                        ALTER TABLE %1$s RENAME TO %3$I;
+                    IF pg_catalog.to_regprocedure(%1$L) IS NOT NULL THEN
+                        PERFORM %2$s(true);
                     END IF;
-                END$back$, q[13], remote, r.remote_table)) ELSE '' END));
+                END$back$, q[11] || '(boolean)', q[11])) ELSE '' END));
             END IF;
             IF EXISTS (SELECT FROM unnest(current_options) AS x
                        WHERE x IN ('table_name=' || names[5], 'table_name=' || names[6])) THEN
