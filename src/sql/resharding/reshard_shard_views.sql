@@ -277,10 +277,10 @@ BEGIN
                 EXECUTE @extschema@.reshard_remote_query(r.server, format('SELECT %L::pg_catalog.regclass::pg_catalog.oid', remote), 'o oid')
                 INTO remote_oid;
                 EXECUTE @extschema@.reshard_remote_sql(r.server, format($remote$
-                    CREATE OR REPLACE FUNCTION %1$s(back boolean DEFAULT false) RETURNS boolean LANGUAGE plpgsql VOLATILE
+                    CREATE OR REPLACE FUNCTION %1$s(back boolean) RETURNS boolean LANGUAGE plpgsql VOLATILE
                         SET search_path = pg_catalog, pg_temp
                         AS %2$L;
-                    CREATE OR REPLACE VIEW %3$s WITH (security_invoker = true) AS SELECT 1 AS gone WHERE %1$s();
+                    CREATE OR REPLACE VIEW %3$s WITH (security_invoker = true) AS SELECT 1 AS gone WHERE %1$s(false);
                     %4$s$remote$,
                     q[11],
                     -- (renamed away, and what an event trigger there granted
