@@ -33,6 +33,8 @@ OBJS = \
 	src/resharding/foreign_keys.o \
 	src/resharding/colocation.o \
 	src/ring_lookup_sql.o \
+	src/atomic_commit.o \
+	src/atomic_commit_recovery.o \
 	src/core/baselines.o \
 	src/core/jump.o \
 	src/core/jumpbackanchor.o \
@@ -157,7 +159,8 @@ SQL_SOURCES = \
 	src/sql/placement/partition_unique_constraints.sql \
 	src/sql/placement/partition_foreign_keys.sql \
 	src/sql/placement/colocation.sql \
-	src/sql/placement/partition_placement.sql
+	src/sql/placement/partition_placement.sql \
+	src/sql/atomic_commit/atomic_commit.sql
 
 # The scripts the sources make (src/sql/assemble), in SQL_BUILD (gitignored):
 # the full script of the current version, and an update script for each
@@ -242,7 +245,8 @@ REGRESS = \
 	placement \
 	move_refusals \
 	event_trigger_grants \
-	engine_state_write_fails
+	engine_state_write_fails \
+	atomic_commit
 
 # Concurrency: PostgreSQL's isolation tester (specs/, expected/), run by
 # make installcheck after the regression tests.

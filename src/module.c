@@ -30,5 +30,6 @@ void
 _PG_init(void)
 {
 	ring_define_settings();
+	atomic_commit_define_settings();
 	MarkGUCPrefixReserved("subsetting");
 }

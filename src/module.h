@@ -18,4 +18,7 @@ extern const core_interrupts server_interrupts;
 /* src/ring_cache.c: subsetting.ring_cache_size */
 extern void ring_define_settings(void);
 
+/* src/atomic_commit.c: subsetting.atomic_commit, its hooks and callbacks */
+extern void atomic_commit_define_settings(void);
+
 #endif							/* SUBSETTING_MODULE_H */

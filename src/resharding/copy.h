@@ -12,7 +12,11 @@
 #include "libpq-fe.h"
 #include "utils/rel.h"
 
-/* One end of the copy: a local table or a postgres_fdw foreign table. */
+/*
+ * One end of the copy: a local table or a postgres_fdw foreign table; or,
+ * without a table, a connection of recovery's to a server (its server,
+ * mapping, role and conn only).
+ */
 typedef struct CopyEnd
 {
 	Relation	rel;
@@ -45,6 +49,17 @@ static inline const char *
 end_name(CopyEnd *e)
 {
 	return RelationGetRelationName(e->rel);
+}
+
+/*
+ * What the end is, for messages after a server's name: of its role and
+ * table ('of target "t"'); for a connection without a table (rel NULL,
+ * recovery's: atomic_commit_recovery.c), its role alone.
+ */
+static inline const char *
+end_label(CopyEnd *e)
+{
+	return e->rel != NULL ? psprintf("of %s \"%s\"", e->role, end_name(e)) : e->role;
 }
 
 /* remote.c: a foreign table's end, over a connection of the call's own */

@@ -24,8 +24,8 @@ connection_error(CopyEnd *e, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("could not %s on server \"%s\" of %s \"%s\"",
-					what, e->server->servername, e->role, end_name(e)),
+			 errmsg("could not %s on server \"%s\" %s",
+					what, e->server->servername, end_label(e)),
 			 errdetail_internal("%s", pchomp(PQerrorMessage(e->conn)))));
 }
 
@@ -57,8 +57,8 @@ remote_error(CopyEnd *e, PGresult *res, const char *what)
 	PQclear(res);
 	ereport(ERROR,
 			(errcode(code),
-			 errmsg("could not %s on server \"%s\" of %s \"%s\": %s",
-					what, e->server->servername, e->role, end_name(e), msg),
+			 errmsg("could not %s on server \"%s\" %s: %s",
+					what, e->server->servername, end_label(e), msg),
 			 det ? errdetail_internal("%s", det) : 0,
 			 hin ? errhint("%s", hin) : 0));
 }
@@ -150,8 +150,8 @@ run_remote(CopyEnd *e, const char *sql, ExecStatusType expect, const char *what)
 			PQclear(res);
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("could not %s on server \"%s\" of %s \"%s\": unexpected result %s",
-							what, e->server->servername, e->role, end_name(e),
+					 errmsg("could not %s on server \"%s\" %s: unexpected result %s",
+							what, e->server->servername, end_label(e),
 							PQresStatus(status))));
 		}
 		PQclear(res);
@@ -226,8 +226,8 @@ connect_remote(CopyEnd *e)
 	if (!superuser_mapping && password_required && !has_password)
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
-				 errmsg("password is required to connect to server \"%s\" of %s \"%s\"",
-						e->server->servername, e->role, end_name(e)),
+				 errmsg("password is required to connect to server \"%s\" %s",
+						e->server->servername, end_label(e)),
 				 errdetail("Non-superusers must provide a password in the user mapping.")));
 
 	e->conn = PQconnectStartParams(keywords, values, false);
@@ -240,8 +240,8 @@ connect_remote(CopyEnd *e)
 		if (poll == PGRES_POLLING_FAILED)
 			ereport(ERROR,
 					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-					 errmsg("could not connect to server \"%s\" of %s \"%s\"",
-							e->server->servername, e->role, end_name(e)),
+					 errmsg("could not connect to server \"%s\" %s",
+							e->server->servername, end_label(e)),
 					 errdetail_internal("%s", pchomp(PQerrorMessage(e->conn)))));
 		wait_socket(e, poll == PGRES_POLLING_READING ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE);
 		poll = PQconnectPoll(e->conn);
@@ -250,8 +250,8 @@ connect_remote(CopyEnd *e)
 	if (!superuser_mapping && password_required && !PQconnectionUsedPassword(e->conn))
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
-				 errmsg("password is required to connect to server \"%s\" of %s \"%s\"",
-						e->server->servername, e->role, end_name(e)),
+				 errmsg("password is required to connect to server \"%s\" %s",
+						e->server->servername, end_label(e)),
 				 errdetail("Non-superuser cannot connect if the server does not request a password."),
 				 errhint("Target server's authentication method must be changed or password_required=false set in the user mapping attributes.")));
 

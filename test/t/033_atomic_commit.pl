@@ -1,0 +1,194 @@
+# test/t/033_atomic_commit.pl
+#	Atomic commit across servers (docs/scaling-out.md, "Transactions that
+#	write on several servers"): a coordinator and two servers a and b, set
+#	up with atomic_commit_add_server; a table sharded by jumpbackhash over
+#	them (bucket 0 here, 1 on a, 2 on b).  Each transaction k of the test
+#	writes a row of k on a, one on b and one in the mirror here, or, for
+#	the failures, tries to: in the end, after recovery, the rows of k are on
+#	a, on b and in the mirror, or nowhere, and nothing is left prepared.
+#	The coordinator stops between the phases where
+#	subsetting.atomic_commit_test_stop says (until it is killed, or the
+#	query cancelled): a server refusing at commit, a server killed after it
+#	prepared, the coordinator killed before its commit, after it and during
+#	the second phase; then writers with the servers killed at random, and a
+#	partition moved meanwhile.
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SubsettingTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $prepared = "max_prepared_transactions = 20\nlog_min_messages = log";
+my $coordinator = new_server('coordinator', "shared_preload_libraries = 'subsetting'\n$prepared");
+my %servers = (a => new_server('a', $prepared), b => new_server('b', $prepared));
+link_servers($coordinator, \%servers);
+
+for my $name (sort keys %servers)
+{
+	$servers{$name}->safe_psql('postgres', q{
+		CREATE TABLE t (id bigint PRIMARY KEY, k int NOT NULL, v text);
+		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+		$$BEGIN IF NEW.v = 'refuse' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END$$;
+		CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED
+		FOR EACH ROW EXECUTE FUNCTION refuse();
+	});
+	on($coordinator, "SELECT atomic_commit_add_server('$name')");
+}
+on($coordinator, q{
+	CREATE TABLE t (id bigint NOT NULL, k int NOT NULL, v text) PARTITION BY HASH (id jumpbackhash3_int8_ops);
+	CREATE TABLE t_0 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 0);
+	CREATE FOREIGN TABLE t_1 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 1)
+		SERVER a OPTIONS (table_name 't');
+	CREATE FOREIGN TABLE t_2 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 2)
+		SERVER b OPTIONS (table_name 't');
+	CREATE TABLE mirror (k int PRIMARY KEY);
+	-- keys: the n-th key of each bucket
+	CREATE TABLE keys AS
+	SELECT jumpbackhash(id, 3) AS bucket, row_number() OVER (PARTITION BY jumpbackhash(id, 3) ORDER BY id) AS n, id
+	FROM generate_series(1, 300000) AS id;
+	CREATE INDEX ON keys (bucket, n);
+	-- transaction k: its row on a, on b and in the mirror; v 'refuse' is refused by the servers at commit
+	CREATE FUNCTION write_k(k int, v text DEFAULT 'x') RETURNS void LANGUAGE sql AS $$
+		INSERT INTO t SELECT id, k, v FROM keys WHERE n = k AND bucket IN (1, 2);
+		INSERT INTO mirror VALUES (k);
+	$$;
+});
+
+# Every k whole or absent: on a, on b and in the mirror alike; nothing left
+# prepared anywhere.  Returns the number of transactions whole.
+sub check_whole
+{
+	my ($what) = @_;
+	my $on = sub {
+		my ($where) = @_;
+		return on($coordinator, "SELECT coalesce(string_agg(k::text, ',' ORDER BY k), '') FROM $where");
+	};
+	my ($a, $b, $mirror) = ($on->('t_1'), $on->('t_2'), $on->('mirror'));
+	is($a, $mirror, "$what: the transactions on a are those committed here");
+	is($b, $mirror, "$what: the transactions on b are those committed here");
+	for my $name (sort keys %servers)
+	{
+		is(on($servers{$name}, 'SELECT count(*) FROM pg_prepared_xacts'), '0', "$what: nothing left prepared on $name");
+	}
+	return scalar(() = $mirror =~ /\d+/g);
+}
+
+# A transaction of k that stops at STOP, in the background; returns it once
+# the coordinator logs the stop.
+sub stopped_at
+{
+	my ($k, $stop) = @_;
+	my $offset = -s $coordinator->logfile;
+	my $h = start_sql($coordinator,
+		"SET subsetting.atomic_commit_test_stop = '$stop'; SELECT write_k($k)");
+	$coordinator->wait_for_log(qr/atomic commit stopped for a test at "\Q$stop\E"/, $offset);
+	return $h;
+}
+
+# Recovery after the coordinator comes back, by a call (or by the worker a
+# session's first commit on both servers starts).
+sub recover
+{
+	return on($coordinator,
+		"SELECT string_agg(server || ' ' || outcome, ', ' ORDER BY server) FROM atomic_commit_recover()");
+}
+
+# 1. Committed on both, and refused at commit by b: on neither.
+on($coordinator, 'SELECT write_k(1)');
+my ($ret, $out, $err) = $coordinator->psql('postgres', "SELECT write_k(2, 'refuse')");
+like($err, qr/refused at commit/, 'b refuses at commit: the transaction fails');
+check_whole('refused at commit');
+
+# 2. A server killed after it prepared, before the commit here: the
+# transaction fails; its part on the other server, prepared, is rolled back
+# at once, and the killed server's by recovery once it is back.
+my $h = stopped_at(3, 'prepared');
+is(on($servers{$_}, 'SELECT count(*) FROM pg_prepared_xacts'), '1', "$_ prepared its part")
+  for sort keys %servers;
+$servers{b}->stop('immediate');
+on($coordinator, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%write_k(3)%' AND pid <> pg_backend_pid()");
+(undef, $err) = finish_sql($h);
+like($err, qr/canceling statement/, 'the transaction, cancelled before its commit here, fails');
+$servers{b}->start;
+like(recover(), qr/^(b rolled back)?$/, 'recovery (or the worker the abort started) rolls back the part b kept');
+wait_until($servers{b}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', 'the part on b rolled back');
+check_whole('a server killed after it prepared');
+
+# 3. A server killed after the commit here: the second phase cannot reach
+# it (a warning); the recovery worker commits its part once it is back.
+$h = stopped_at(4, 'committed');
+$servers{b}->stop('immediate');
+on($coordinator, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%write_k(4)%' AND pid <> pg_backend_pid()");
+my (undef, $said) = finish_sql($h);
+like($said, qr/WARNING:  could not commit the transaction's part prepared on server "b"/, 'the commit warns that b was not reached');
+$servers{b}->start;
+wait_until($servers{b}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', 'the recovery worker to commit the part on b');
+is(on($coordinator, 'SELECT count(*) FROM mirror WHERE k = 4'), '1', 'the transaction committed here');
+check_whole('a server killed between the phases');
+
+# 4. The coordinator killed after every part prepared, before its commit:
+# after the restart, recovery rolls both back.
+$h = stopped_at(5, 'prepared');
+$coordinator->stop('immediate');
+finish_sql($h);
+$coordinator->start;
+is(recover(), 'a rolled back, b rolled back', 'the coordinator killed before its commit: both parts rolled back');
+check_whole('the coordinator killed before its commit');
+
+# 5. The coordinator killed after its commit, before the second phase: the
+# worker that the first commit on both servers after the restart starts
+# commits both.
+$h = stopped_at(6, 'committed');
+$coordinator->stop('immediate');
+finish_sql($h);
+$coordinator->start;
+is(on($coordinator, 'SELECT count(*) FROM mirror WHERE k = 6'), '1', 'the transaction committed here before the crash');
+on($coordinator, 'SELECT write_k(7)');
+wait_until($servers{$_}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', "the recovery worker to commit the part on $_")
+  for sort keys %servers;
+check_whole('the coordinator killed after its commit');
+
+# 6. The coordinator killed during the second phase: one part committed,
+# the other by recovery.
+$h = stopped_at(8, 'second phase');
+$coordinator->stop('immediate');
+finish_sql($h);
+$coordinator->start;
+my $recovered = recover();
+like($recovered, qr/^(a committed|b committed)$/, "the coordinator killed in the second phase: the other part committed ($recovered)");
+check_whole('the coordinator killed in the second phase');
+
+# 7. Writers through the table (each transaction: two servers and the
+# mirror), the servers stopped and started again at random, a partition
+# moved from a to b and back meanwhile.
+on($coordinator, 'CREATE SEQUENCE ks START 100');
+start_writer_loops($coordinator,
+	map { ("w$_" => "SELECT write_k(nextval('ks')::int)") } 1 .. 4);
+my $rounds = 6;
+for my $round (1 .. $rounds)
+{
+	my $victim = $servers{ (sort keys %servers)[ int(rand(2)) ] };
+	sleep(1);
+	$victim->stop('immediate');
+	sleep(1);
+	$victim->start;
+}
+my ($move_ret, undef, $move_err) = call_until_done($coordinator, "CALL partition_move('t_1', 'b')", 'public.t');
+is($move_ret, 0, 'a partition moves while the writers write') or diag($move_err);
+stop_writer_loops(sub { });
+on($coordinator, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname = 'postgres'");
+recover();
+wait_until($servers{$_}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', "nothing left prepared on $_")
+  for sort keys %servers;
+my $committed = on($coordinator, 'SELECT count(*) FROM mirror WHERE k >= 100');
+cmp_ok($committed, '>', 0, 'the writers committed transactions');
+note("writers: $committed transactions committed, $rounds servers killed");
+is(on($coordinator, 'SELECT count(*) FROM t WHERE k >= 100'), 2 * $committed,
+	'every committed transaction has its two rows, none of a failed one');
+is(on($coordinator, 'SELECT count(*) FROM mirror m WHERE (SELECT count(*) FROM t WHERE t.k = m.k) <> 2'), '0',
+	'each committed transaction whole');
+
+done_testing();
