@@ -130,7 +130,6 @@ static ExecutorEnd_hook_type previous_executor_end = NULL;
 static ProcessUtility_hook_type previous_process_utility = NULL;
 
 static void xact_callback(XactEvent event, void *arg);
-static Oid	relation_owner(Oid relid);
 
 /* --- which writes are postgres_fdw's --------------------------------------- */
 /* Is the foreign data wrapper's handler postgres_fdw's? (cached by handler) */
@@ -188,35 +187,22 @@ result_relation_user(ResultRelInfo *rri, EState *estate)
 #endif
 }
 
-/* Adds the part of a foreign table written through, once per user mapping. */
+/*
+ * Adds the part of a server, through user's mapping, once per mapping.  The
+ * first part of the transaction puts this module's callback first, ahead of
+ * postgres_fdw's (which a connection's first use registered).
+ */
 static void
-add_part(ResultRelInfo *rri, EState *estate)
+add_part(Oid server, Oid user)
 {
-	Relation	rel = rri->ri_RelationDesc;
-	Oid			server;
-	ForeignServer *fs;
-	UserMapping *mapping;
-	Oid			user;
+	UserMapping *mapping = GetUserMapping(user, server);
 	ListCell   *lc;
 	MemoryContext old;
 	part	   *p;
 
-	if (rel->rd_rel->relkind != RELKIND_FOREIGN_TABLE)
-		return;
-	server = GetForeignServerIdByRelId(RelationGetRelid(rel));
-	fs = GetForeignServer(server);
-	if (!is_postgres_fdw_handler(GetForeignDataWrapper(fs->fdwid)->fdwhandler))
-		return;
-	user = result_relation_user(rri, estate);
-	mapping = GetUserMapping(user, server);
 	foreach(lc, parts)
 		if (((part *) lfirst(lc))->mapping == mapping->umid)
 			return;
-
-	/*
-	 * The first part of the transaction: this module's callback goes first,
-	 * ahead of postgres_fdw's (which a connection's first use registered).
-	 */
 	if (parts == NIL)
 	{
 		UnregisterXactCallback(xact_callback, NULL);
@@ -231,6 +217,33 @@ add_part(ResultRelInfo *rri, EState *estate)
 	MemoryContextSwitchTo(old);
 }
 
+/* Is server a postgres_fdw server? */
+static bool
+is_postgres_fdw_server(Oid server)
+{
+	return is_postgres_fdw_handler(GetForeignDataWrapper(GetForeignServer(server)->fdwid)->fdwhandler);
+}
+
+/* The part of a foreign table written through. */
+static void
+add_written_part(ResultRelInfo *rri, EState *estate)
+{
+	Oid			server;
+
+	if (rri->ri_RelationDesc->rd_rel->relkind != RELKIND_FOREIGN_TABLE)
+		return;
+	server = GetForeignServerIdByRelId(RelationGetRelid(rri->ri_RelationDesc));
+	if (is_postgres_fdw_server(server))
+		add_part(server, result_relation_user(rri, estate));
+}
+
+void
+atomic_commit_include(Oid server, Oid user)
+{
+	if (is_postgres_fdw_server(server))
+		add_part(server, user);
+}
+
 static void
 track_writes(QueryDesc *query)
 {
@@ -240,9 +253,9 @@ track_writes(QueryDesc *query)
 	if (estate != NULL && !IsParallelWorker() && !(estate->es_top_eflags & EXEC_FLAG_EXPLAIN_ONLY))
 	{
 		foreach(lc, estate->es_opened_result_relations)
-			add_part(lfirst(lc), estate);
+			add_written_part(lfirst(lc), estate);
 		foreach(lc, estate->es_tuple_routing_result_relations)
-			add_part(lfirst(lc), estate);
+			add_written_part(lfirst(lc), estate);
 	}
 	if (previous_executor_end)
 		previous_executor_end(query);
@@ -588,19 +601,6 @@ stop_for_test(test_stop where)
 		if (ProcDiePending && INTERRUPTS_CAN_BE_PROCESSED())
 			CHECK_FOR_INTERRUPTS();
 	}
-}
-
-static Oid
-relation_owner(Oid relid)
-{
-	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tuple))
-		return InvalidOid;
-	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	return owner;
 }
 
 /* The server's name, for messages. */

@@ -20,6 +20,15 @@
  */
 #define ATOMIC_COMMIT_GID_PREFIX "subsetting_"
 
+/*
+ * The transaction's part on server, through user's mapping, commits with it
+ * (or not at all), as if the transaction had written there: for work done
+ * there through postgres_fdw that the executor does not see as a write (the
+ * resharding engine's, through a view).  Nothing if server is not a
+ * postgres_fdw server.
+ */
+extern void atomic_commit_include(Oid server, Oid user);
+
 /* This database's prefix of those names (no other system's, no other database's). */
 extern char *atomic_commit_gid_prefix(void);
 

@@ -15,8 +15,7 @@
 
 #include "table_owner.h"
 
-/* The owner of relation relid; an error if there is no such relation. */
-static Oid
+Oid
 relation_owner(Oid relid)
 {
 	HeapTuple	tuple;

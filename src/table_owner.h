@@ -10,6 +10,9 @@
 
 /* Oid: postgres.h, which the .c file includes first. */
 
+/* The owner of relation relid; an error if there is no such relation. */
+extern Oid	relation_owner(Oid relid);
+
 /* What table_owner_enter changed, for table_owner_leave to restore. */
 typedef struct table_owner_context
 {

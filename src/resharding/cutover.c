@@ -10,6 +10,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "foreign/fdwapi.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
@@ -22,6 +23,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "atomic_commit.h"
 #include "compat.h"
 #include "resharding/acl.h"
 #include "resharding/capture.h"
@@ -498,9 +500,20 @@ unit_move_cutover(engine *e)
 	check_budget(deadline);
 	foreach(cell, moves)
 		run_routine(lfirst(cell), phase_routine(e->operation, PHASE_CUTOVER), 0, 0, 0);
-	/* (a table a partition left on a server renamed away there, in this transaction's remote one) */
+	/*
+	 * (a table a partition left on a server renamed away there, in this
+	 * transaction's remote one, which commits with this one on a server set up
+	 * for atomic commit)
+	 */
 	foreach(cell, moves)
-		shard_views(lfirst(cell), "leave");
+	{
+		engine	   *move = lfirst(cell);
+		Oid			partition = state_oid(move, STATE_PARTITION);
+
+		shard_views(move, "leave");
+		if (state_bool(move, STATE_SHARD_VIEWS) && get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE)
+			atomic_commit_include(GetForeignServerIdByRelId(partition), relation_owner(move->parent));
+	}
 	/* (the foreign keys the partitions keep, made where they went: all of them are there now) */
 	foreach(cell, moves)
 		run_routine(lfirst(cell), ROUTINE_MOVE_FOREIGN_KEYS, 2, CStringGetTextDatum("cutover"), moving_tables(moves));
