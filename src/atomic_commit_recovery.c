@@ -55,6 +55,7 @@ typedef struct recovery
 	const char *schema;
 	char	   *prefix;
 	int			left;			/* parts not resolved, servers not reached */
+	int			resolved;		/* parts committed or rolled back */
 } recovery;
 
 static void
@@ -62,6 +63,8 @@ outcome(recovery *r, const char *server, const char *gid, const char *what, bool
 {
 	if (!resolved)
 		r->left++;
+	else if (strcmp(what, "in progress") != 0)
+		r->resolved++;
 	if (r->rows != NULL)
 	{
 		Datum		values[3];
@@ -380,9 +383,11 @@ atomic_commit_recover(PG_FUNCTION_ARGS)
 PGDLLEXPORT void atomic_commit_recovery_main(Datum database);
 
 /*
- * Recovers until nothing is left, waiting longer after each pass that left
- * something (a server down), up to a minute; then records that a recovery
- * ended since the postmaster started.  One worker per database at a time.
+ * Recovers until nothing is left, waiting after each pass that left
+ * something (a server down): a second after a pass that resolved something,
+ * else twice as long as the last time, up to ten seconds; then records that
+ * a recovery ended since the postmaster started.  One worker per database
+ * at a time.
  */
 void
 atomic_commit_recovery_main(Datum database)
@@ -419,10 +424,11 @@ atomic_commit_recovery_main(Datum database)
 		CommitTransactionCommand();
 		if (r.left == 0)
 			break;
+		/* (a pass that resolved something: the next one soon) */
+		delay = r.resolved > 0 ? 1000 : Min(delay * 2, 10000);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, delay, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
-		delay = Min(delay * 2, 60000);
 	}
 	proc_exit(0);
 }

@@ -143,6 +143,10 @@ sub new_server
 	my ($name, $configuration) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init(extra => [ '--encoding=UTF8', '--locale=C.UTF-8' ]);
+	# The tests' servers are not set up for atomic commit (but in
+	# 033_atomic_commit.pl, which turns it on): their sessions commit as
+	# postgres_fdw commits, without the warning that says so.
+	$node->append_conf('postgresql.conf', 'subsetting.atomic_commit = off');
 	$node->append_conf('postgresql.conf', $configuration) if defined $configuration;
 	$node->start;
 	return $node;

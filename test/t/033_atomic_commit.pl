@@ -11,7 +11,7 @@
 #	query cancelled): a server refusing at commit, a server killed after it
 #	prepared, the coordinator killed before its commit, after it and during
 #	the second phase; then writers with the servers killed at random, and a
-#	partition moved meanwhile.
+#	partition moved, the table rebalanced and resharded meanwhile.
 use strict;
 use warnings FATAL => 'all';
 
@@ -21,7 +21,7 @@ use SubsettingTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $prepared = "max_prepared_transactions = 20\nlog_min_messages = log";
+my $prepared = "max_prepared_transactions = 20\nsubsetting.atomic_commit = on";
 my $coordinator = new_server('coordinator', "shared_preload_libraries = 'subsetting'\n$prepared");
 my %servers = (a => new_server('a', $prepared), b => new_server('b', $prepared));
 link_servers($coordinator, \%servers);
@@ -162,8 +162,9 @@ like($recovered, qr/^(a committed|b committed)$/, "the coordinator killed in the
 check_whole('the coordinator killed in the second phase');
 
 # 7. Writers through the table (each transaction: two servers and the
-# mirror), the servers stopped and started again at random, a partition
-# moved from a to b and back meanwhile.
+# mirror), the servers stopped and started again at random; then, while they
+# write, a partition moved from a to b, the table rebalanced over the three
+# servers and resharded to four buckets.
 on($coordinator, 'CREATE SEQUENCE ks START 100');
 start_writer_loops($coordinator,
 	map { ("w$_" => "SELECT write_k(nextval('ks')::int)") } 1 .. 4);
@@ -176,8 +177,22 @@ for my $round (1 .. $rounds)
 	sleep(1);
 	$victim->start;
 }
+# (what the kills left prepared, holding its locks there, the recovery
+# worker resolves while the writers go on)
+wait_until($servers{$_}, "SELECT count(*) = 0 FROM pg_prepared_xacts WHERE prepared < now() - interval '3 s'",
+	"the recovery worker to resolve what the kills left prepared on $_")
+  for sort keys %servers;
 my ($move_ret, undef, $move_err) = call_until_done($coordinator, "CALL partition_move('t_1', 'b')", 'public.t');
 is($move_ret, 0, 'a partition moves while the writers write') or diag($move_err);
+my $moved;
+($move_ret, $moved, $move_err) = call_until_done($coordinator, "CALL rebalance('t', ARRAY[NULL, 'a', 'b']::name[])", 'public.t');
+is($move_ret, 0, 'the table is rebalanced while the writers write') or diag($move_err);
+is(on($coordinator, "SELECT string_agg(coalesce(server, 'here'), ' ' ORDER BY coalesce(server, 'here')) FROM partition_placement WHERE \"table\" = 't'::regclass"),
+	'a b here', 'rebalanced: one bucket on each server');
+on($coordinator, 'CREATE TABLE t_new (id bigint NOT NULL, k int NOT NULL, v text)');
+($move_ret, $moved, $move_err) = call_until_done($coordinator, "CALL reshard_add_partition('t', 't_new')", 'public.t');
+is($move_ret, 0, 'the table is resharded while the writers write') or diag($move_err);
+note("resharded: $moved");
 stop_writer_loops(sub { });
 on($coordinator, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname = 'postgres'");
 recover();
