@@ -105,7 +105,7 @@ INSERT INTO ac.t VALUES (pg_temp.k(1, 2), 'x'), (pg_temp.k(2, 2), 'y');
 SELECT * FROM pg_temp.rows();
 SELECT pg_temp.prepared() AS prepared;
 SELECT s.srvname, d.gid ~ ('^subsetting_' || (SELECT system_identifier FROM pg_control_system()) || '_'
-                           || (SELECT oid FROM pg_database WHERE datname = current_database()) || '_[0-9]+_[0-9]+_[0-9]+$') AS named
+                           || (SELECT oid FROM pg_database WHERE datname = current_database()) || '_[0-9]+_[0-9]+_[0-9]+_[0-9]+$') AS named
 FROM atomic_commit_decisions d JOIN pg_foreign_server s ON s.oid = d.server ORDER BY 1;
 -- Here and one server: both, or neither.
 BEGIN;

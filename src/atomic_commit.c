@@ -674,6 +674,7 @@ prepare_parts(void)
 	Oid			saved_user;
 	int			saved_context;
 	FullTransactionId fxid;
+	uint32		nonce;
 	char	   *prefix;
 	const char *schema;
 	char	  **markers = palloc(sizeof(char *) * list_length(parts));
@@ -716,14 +717,16 @@ prepare_parts(void)
 
 	fxid = GetTopFullTransactionId();
 	prefix = atomic_commit_gid_prefix();
+	if (!pg_strong_random(&nonce, sizeof(nonce)))
+		ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("could not generate a random number")));
 	foreach(lc, parts)
 	{
 		part	   *p = lfirst(lc);
 		Oid			argtypes[1] = {TEXTOID};
 		Datum		args[1];
 
-		snprintf(p->gid, sizeof(p->gid), "%s" INT64_FORMAT "_" UINT64_FORMAT "_%u",
-				 prefix, (int64) PgStartTime, U64FromFullTransactionId(fxid), p->mapping);
+		snprintf(p->gid, sizeof(p->gid), "%s" INT64_FORMAT "_" UINT64_FORMAT "_%u_%u",
+				 prefix, (int64) PgStartTime, U64FromFullTransactionId(fxid), p->mapping, nonce);
 		p->conn = own_connection(p);
 		args[0] = CStringGetTextDatum(p->gid);
 		/* as the part's role: through the connection of its writes */

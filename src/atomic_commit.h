@@ -12,11 +12,12 @@
 
 /*
  * The name of every part the extension prepares on a server:
- * subsetting_<system>_<database>_<start>_<transaction>_<mapping>: this
- * coordinator's system identifier and database OID (recovery touches only
- * the names of this database's), the postmaster's start time here (a
+ * subsetting_<system>_<database>_<start>_<transaction>_<mapping>_<random>:
+ * this coordinator's system identifier and database OID (recovery touches
+ * only the names of this database's), the postmaster's start time here (a
  * transaction ID that a crash left unused may be given again after it), the
- * transaction's full ID and the user mapping's OID (one part per mapping).
+ * transaction's full ID, the user mapping's OID (one part per mapping), and
+ * a random number (so that no one on a server can take a name first).
  */
 #define ATOMIC_COMMIT_GID_PREFIX "subsetting_"
 
