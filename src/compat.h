@@ -130,11 +130,4 @@ extern PGDLLEXPORT void _PG_init(void);
 #define OLDEST_CLOG_XID (ShmemVariableCache->oldestClogXid)
 #endif
 
-/* The oldest transaction the commit log still knows (access/transam.h). */
-#if PG_VERSION_NUM >= 170000
-#define OLDEST_CLOG_XID (TransamVariables->oldestClogXid)
-#else
-#define OLDEST_CLOG_XID (ShmemVariableCache->oldestClogXid)
-#endif
-
 #endif							/* SUBSETTING_COMPAT_H */

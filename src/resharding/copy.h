@@ -14,8 +14,9 @@
 
 /*
  * One end of the copy: a local table or a postgres_fdw foreign table; or,
- * without a table, a connection of recovery's to a server (its server,
- * mapping, role and conn only).
+ * without a table, a connection of atomic commit's to a server (its second
+ * phase, its recovery, a server's set-up: src/atomic_commit*.c), of which
+ * only server, mapping, role and conn are used.
  */
 typedef struct CopyEnd
 {
@@ -53,8 +54,8 @@ end_name(CopyEnd *e)
 
 /*
  * What the end is, for messages after a server's name: of its role and
- * table ('of target "t"'); for a connection without a table (rel NULL,
- * recovery's: atomic_commit_recovery.c), its role alone.
+ * table ('of target "t"'); for a connection without a table (rel NULL), its
+ * role alone ('for the recovery of prepared transactions').
  */
 static inline const char *
 end_label(CopyEnd *e)
