@@ -45,7 +45,9 @@
 #include "access/twophase.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
@@ -470,13 +472,20 @@ atomic_commit_mark(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/* COMMIT, in a transaction a marker named: PREPARE TRANSACTION under that name. */
+/*
+ * The utility hook, on a server: COMMIT, in a transaction a marker named,
+ * is PREPARE TRANSACTION under that name.  On a coordinator: COPY FROM into
+ * a table writes, through postgres_fdw, on the servers of its foreign
+ * partitions that rows go to, which no executor hook sees: each such server
+ * is taken as written on (one where no row went only commits an empty part).
+ */
 static void
-commit_as_prepare(PlannedStmt *pstmt, const char *query, bool read_only_tree,
-				  ProcessUtilityContext context, ParamListInfo params,
-				  QueryEnvironment *env, DestReceiver *dest, QueryCompletion *qc)
+process_utility(PlannedStmt *pstmt, const char *query, bool read_only_tree,
+				ProcessUtilityContext context, ParamListInfo params,
+				QueryEnvironment *env, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *stmt = pstmt->utilityStmt;
+	Oid			copied = InvalidOid;
 
 	if (commit_as_gid != NULL && IsA(stmt, TransactionStmt) &&
 		((TransactionStmt *) stmt)->kind == TRANS_STMT_COMMIT &&
@@ -491,10 +500,31 @@ commit_as_prepare(PlannedStmt *pstmt, const char *query, bool read_only_tree,
 		prepare->utilityStmt = (Node *) t;
 		pstmt = prepare;
 	}
+	if (IsA(stmt, CopyStmt) && ((CopyStmt *) stmt)->is_from && ((CopyStmt *) stmt)->relation != NULL)
+		copied = RangeVarGetRelid(((CopyStmt *) stmt)->relation, NoLock, true);
+
 	if (previous_process_utility)
 		previous_process_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+
+	if (OidIsValid(copied))
+	{
+		ListCell   *lc;
+
+		foreach(lc, find_all_inheritors(copied, NoLock, NULL))
+		{
+			Oid			server;
+
+			if (get_rel_relkind(lfirst_oid(lc)) != RELKIND_FOREIGN_TABLE)
+				continue;
+			server = GetForeignServerIdByRelId(lfirst_oid(lc));
+			/* (without a mapping, no row could go there) */
+			if (SearchSysCacheExists2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(GetUserId()), ObjectIdGetDatum(server)) ||
+				SearchSysCacheExists2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(InvalidOid), ObjectIdGetDatum(server)))
+				atomic_commit_include(server, GetUserId());
+		}
+	}
 }
 
 /* --- decisions ----------------------------------------------------------- */
@@ -880,7 +910,7 @@ atomic_commit_define_settings(void)
 	previous_executor_end = ExecutorEnd_hook;
 	ExecutorEnd_hook = track_writes;
 	previous_process_utility = ProcessUtility_hook;
-	ProcessUtility_hook = commit_as_prepare;
+	ProcessUtility_hook = process_utility;
 	RegisterXactCallback(after_postgres_fdw, NULL);
 	RegisterXactCallback(xact_callback, NULL);
 	CacheRegisterSyscacheCallback(FOREIGNSERVEROID, connections_changed, (Datum) 0);
