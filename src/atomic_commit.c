@@ -346,12 +346,16 @@ atomic_commit_await(PGconn *conn, long timeout_ms)
 	for (;;)
 	{
 		PGresult   *res;
+		int			unsent;
 
-		while (PQisBusy(conn))
+		/* (what is left of the query in libpq's buffer is sent as the socket takes it) */
+		while ((unsent = PQflush(conn)) == 1 || PQisBusy(conn))
 		{
 			long		wait = -1;
 			int			rc;
 
+			if (unsent < 0 || PQsocket(conn) == PGINVALID_SOCKET)
+				break;			/* broken: its error is the result */
 			if (timeout_ms >= 0)
 			{
 				wait = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
@@ -368,6 +372,7 @@ atomic_commit_await(PGconn *conn, long timeout_ms)
 			}
 			rc = WaitLatchOrSocket(MyLatch,
 								   WL_LATCH_SET | WL_SOCKET_READABLE | WL_EXIT_ON_PM_DEATH |
+								   (unsent == 1 ? WL_SOCKET_WRITEABLE : 0) |
 								   (timeout_ms >= 0 ? WL_TIMEOUT : 0),
 								   PQsocket(conn), wait, PG_WAIT_EXTENSION);
 			if (rc & WL_LATCH_SET)
