@@ -17,7 +17,8 @@
  * (PG_FUNCTION_INFO_V1) must: the Makefile compiles every object with
  * -fvisibility=hidden, so the shared library exports only what the server
  * looks up by name (the SQL-callable functions, their pg_finfo_ records,
- * Pg_magic_func and _PG_init), never the names of the core (ring_free,
+ * Pg_magic_func, _PG_init and the background worker's entry point,
+ * atomic_commit_recovery_main), never the names of the core (ring_free,
  * jump_back_hash, ...), which would otherwise share the server's namespace
  * with every other library it loads; on PostgreSQL 15 only the markings
  * below export a file's functions, which without this header would
