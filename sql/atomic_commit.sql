@@ -194,14 +194,16 @@ SELECT * FROM atomic_commit_recover();
 -- of pg_write_all_data included (row-level security); every role reads the
 -- servers set up, not the decisions.
 CREATE ROLE ac_all_data IN ROLE pg_write_all_data, pg_read_all_data;
+INSERT INTO atomic_commit_decisions VALUES ('subsetting_kept', 1, 1);
 SET ROLE ac_all_data;
 INSERT INTO atomic_commit_decisions VALUES ('subsetting_forged', 1, 1);
 UPDATE atomic_commit_servers SET marker = 'pg_class';
-SELECT count(*) FROM atomic_commit_decisions;
+DELETE FROM atomic_commit_decisions;
+SELECT count(*) AS decisions_seen FROM atomic_commit_decisions;
 RESET ROLE;
+SELECT gid FROM atomic_commit_decisions;
 SELECT count(*) AS forged FROM atomic_commit_servers WHERE marker = 'pg_class'::regclass;
-SET ROLE ac_all_data;
-RESET ROLE;
+DELETE FROM atomic_commit_decisions;
 SET ROLE ac_writer;
 SELECT count(*) > 0 AS reads_servers FROM atomic_commit_servers;
 SELECT count(*) FROM atomic_commit_decisions;
