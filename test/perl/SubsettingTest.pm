@@ -32,7 +32,7 @@ our @EXPORT = qw(on new_server shard_table result_or_error start_sql finish_sql 
   inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins
   mirrored_writers items_equal_mirror close_gate open_gate watch_and_cut end_watch cut_call link_servers
   grant_columns_of_new_tables timed_out wait_until wait_while_running background_session session_query call_until_done again_with_larger_budget
-  ran_out_of_attempts $WAIT_BUDGET);
+  ran_out_of_attempts $WAIT_BUDGET start_pgbench_loop start_calls_until_done finish_calls);
 
 # on(NODE, SQL[, DATABASE]): runs SQL (in the database postgres by
 # default), returns its result unaligned; dies on error.
@@ -558,6 +558,27 @@ sub start_writer_loops
 	return;
 }
 
+# start_pgbench_loop(NODE, NAME, SCRIPT, CLIENTS): a loop of pgbench runs
+# of SCRIPT (pgbench's script language) by CLIENTS clients, 5 s each, again
+# when a run ends (pgbench ends a client at its first error, a run once all
+# its clients ended); stopped with the writer loops.
+sub start_pgbench_loop
+{
+	my ($node, $name, $script, $clients) = @_;
+	$writer_stop_file //= PostgreSQL::Test::Utils::tempdir() . '/stop_writers';
+	unlink $writer_stop_file;
+	my $script_file = PostgreSQL::Test::Utils::tempdir() . "/$name.pgbench";
+	PostgreSQL::Test::Utils::append_to_file($script_file, $script);
+	my ($pgbench, $connstr) = ($node->installed_command('pgbench'), $node->connstr('postgres'));
+	push @writer_loops, _start(
+		[ 'bash', '-c',
+		  "while [ ! -e '$writer_stop_file' ]; do '$pgbench' -n -c $clients -T 5 -f '$script_file' \"\$CONNSTR\"; sleep 0.1; done" ],
+		"the pgbench loop $name to end",
+		'>>', "$PostgreSQL::Test::Utils::log_path/writer_$name.log", '2>&1',
+		init => sub { $ENV{CONNSTR} = $connstr });
+	return;
+}
+
 # stop_writer_loops(STOP): no loop starts its statement again; STOP (code)
 # makes the running statements end; then waits for the loops to end (for
 # each, at most the test's timeout).
@@ -696,6 +717,43 @@ sub call_until_done
 		last unless ran_out_of_attempts($err, $table);
 	}
 	return ($ret, $out, $err, $calls, $said);
+}
+
+# start_calls_until_done(NODE, NAME, CALLS): in the background, each call
+# of CALLS (an array reference of resharding or move calls, one after the
+# other) made again, a second after each failure (a server down, attempts
+# run out: calling again continues it), until it succeeds, at most 100
+# times; what each failure said goes to calls_NAME.log in the test's log
+# directory.  finish_calls(HANDLE) waits for the end and returns, for each
+# call, "CALL: N calls" (N the number it took, or "gave up").
+sub start_calls_until_done
+{
+	my ($node, $name, $calls) = @_;
+	my $h = { out => '' };
+	my $log = "$PostgreSQL::Test::Utils::log_path/calls_$name.log";
+	my ($psql, $connstr) = ($node->installed_command('psql'), $node->connstr('postgres'));
+	$h->{handle} = _start(
+		[ 'bash', '-c', q{
+			for call in "$@"; do
+				n=0
+				until n=$((n + 1)); '$PSQL' -X -q -v ON_ERROR_STOP=1 -d "$CONNSTR" -c "$call" >/dev/null 2>>"$LOG"; do
+					if [ $n -ge 100 ]; then echo "$call: gave up"; continue 2; fi
+					sleep 1
+				done
+				echo "$call: $n calls"
+			done
+		  } =~ s/'\$PSQL'/'$psql'/r, 'calls', @$calls ],
+		"the calls $name to end",
+		'>', \$h->{out},
+		init => sub { @ENV{qw(CONNSTR LOG)} = ($connstr, $log) });
+	return $h;
+}
+
+sub finish_calls
+{
+	my ($h) = @_;
+	_finish($h->{handle});
+	return split /\n/, $h->{out};
 }
 
 1;

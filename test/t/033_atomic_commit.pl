@@ -10,8 +10,10 @@
 #	subsetting.atomic_commit_test_stop says (until it is killed, or the
 #	query cancelled): a server refusing at commit, a server killed after it
 #	prepared, the coordinator killed before its commit, after it and during
-#	the second phase; then writers with the servers killed at random, and a
-#	partition moved, the table rebalanced and resharded meanwhile.
+#	the second phase; then pgbench writing through the table while a
+#	partition moves, the table is rebalanced and resharded, each call
+#	killed into twice (a server stopped while it runs) and made again until
+#	it ends.
 use strict;
 use warnings FATAL => 'all';
 
@@ -161,38 +163,64 @@ my $recovered = recover();
 like($recovered, qr/^(a committed|b committed)$/, "the coordinator killed in the second phase: the other part committed ($recovered)");
 check_whole('the coordinator killed in the second phase');
 
-# 7. Writers through the table (each transaction: two servers and the
-# mirror), the servers stopped and started again at random; then, while they
-# write, a partition moved from a to b, the table rebalanced over the three
-# servers and resharded to four buckets.
+# 7. pgbench writing through the table (each transaction: two servers and
+# the mirror) while a partition moves from a to b, the table is rebalanced
+# over the three servers and resharded to four buckets, a server stopped
+# and started again twice during each (each call made again after it
+# failed, as a DBA would: it continues).  pgbench ends a client at its first
+# error, and a run once every client ended: it runs again, in a loop.
 on($coordinator, 'CREATE SEQUENCE ks START 100');
-start_writer_loops($coordinator,
-	map { ("w$_" => "SELECT write_k(nextval('ks')::int)") } 1 .. 4);
-my $rounds = 6;
-for my $round (1 .. $rounds)
+start_pgbench_loop($coordinator, 'writers', <<'PGBENCH', 4);
+SELECT nextval('ks')::int AS k \gset
+BEGIN;
+INSERT INTO t SELECT id, :k, 'x' FROM keys WHERE n = :k AND bucket IN (1, 2);
+INSERT INTO mirror VALUES (:k);
+COMMIT;
+PGBENCH
+# (rows enough that each move and the resharding copy a while: the kills
+# come during them; written where they belong, postgres_fdw would insert
+# them one by one)
+on($coordinator, "INSERT INTO t_0 SELECT id, 0, 'y' FROM keys WHERE id > 150000 AND bucket = 0");
+for my $name (sort keys %servers)
 {
-	my $victim = $servers{ (sort keys %servers)[ int(rand(2)) ] };
-	sleep(1);
-	$victim->stop('immediate');
-	sleep(1);
-	$victim->start;
+	on($servers{$name}, "INSERT INTO t SELECT id, 0, 'y' FROM generate_series(150001, 300000) AS id
+	                     WHERE jumpbackhash(id, 3) = " . ($name eq 'a' ? 1 : 2));
 }
-# (what the kills left prepared, holding its locks there, the recovery
-# worker resolves while the writers go on)
-wait_until($servers{$_}, "SELECT count(*) = 0 FROM pg_prepared_xacts WHERE prepared < now() - interval '3 s'",
-	"the recovery worker to resolve what the kills left prepared on $_")
-  for sort keys %servers;
-my ($move_ret, undef, $move_err) = call_until_done($coordinator, "CALL partition_move('t_1', 'b')", 'public.t');
-is($move_ret, 0, 'a partition moves while the writers write') or diag($move_err);
-my $moved;
-($move_ret, $moved, $move_err) = call_until_done($coordinator, "CALL rebalance('t', ARRAY[NULL, 'a', 'b']::name[])", 'public.t');
-is($move_ret, 0, 'the table is rebalanced while the writers write') or diag($move_err);
-is(on($coordinator, "SELECT string_agg(coalesce(server, 'here'), ' ' ORDER BY coalesce(server, 'here')) FROM partition_placement WHERE \"table\" = 't'::regclass"),
-	'a b here', 'rebalanced: one bucket on each server');
 on($coordinator, 'CREATE TABLE t_new (id bigint NOT NULL, k int NOT NULL, v text)');
-($move_ret, $moved, $move_err) = call_until_done($coordinator, "CALL reshard_add_partition('t', 't_new')", 'public.t');
-is($move_ret, 0, 'the table is resharded while the writers write') or diag($move_err);
-note("resharded: $moved");
+my $calls = start_calls_until_done($coordinator, 'engine',
+	[ "CALL partition_move('t_1', 'b')", "CALL rebalance('t', ARRAY[NULL, 'a', 'b']::name[])",
+	  "CALL reshard_add_partition('t', 't_new')" ]);
+# (each call killed into twice: once it runs, a server is stopped, and
+# started again a second later)
+my %kills;
+my $rounds = 0;
+for my $op ('partition_move', 'rebalance', 'reshard_add_partition')
+{
+	for (1 .. 2)
+	{
+		my $running;
+		while ($calls->{handle}{run}->pumpable)
+		{
+			$running = on($coordinator, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CALL $op(%' AND state = 'active'");
+			last if $running;
+			select(undef, undef, undef, 0.05);
+		}
+		last unless $running;
+		my $victim = $servers{ (sort keys %servers)[ int(rand(2)) ] };
+		select(undef, undef, undef, rand(0.5));
+		$victim->stop('immediate');
+		$kills{$op}++;
+		$rounds++;
+		sleep(1);
+		$victim->start;
+	}
+}
+my @made = finish_calls($calls);
+note("the engine's calls, $rounds servers killed meanwhile ("
+	  . join(', ', map { "$_ running: " . ($kills{$_} // 0) } sort keys %kills) . '): ' . join('; ', @made));
+is(scalar(grep { /: \d+ calls$/ } @made), 3, 'the move, the rebalance and the resharding ended, servers killed meanwhile');
+is(on($coordinator, "SELECT string_agg(coalesce(server, 'here'), ' ' ORDER BY coalesce(server, 'here')) FROM partition_placement WHERE \"table\" = 't'::regclass"),
+	'a b here here', 'rebalanced over the three servers, then resharded to four buckets');
 stop_writer_loops(sub { });
 on($coordinator, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname = 'postgres'");
 recover();
@@ -201,9 +229,13 @@ wait_until($servers{$_}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', "nothing 
 my $committed = on($coordinator, 'SELECT count(*) FROM mirror WHERE k >= 100');
 cmp_ok($committed, '>', 0, 'the writers committed transactions');
 note("writers: $committed transactions committed, $rounds servers killed");
+is(on($coordinator, 'SELECT count(*) || md5(string_agg(id::text, \',\' ORDER BY id)) FROM t WHERE k = 0'),
+	on($coordinator, "SELECT count(*) || md5(string_agg(id::text, ',' ORDER BY id)) FROM generate_series(150001, 300000) AS id"),
+	'the rows the engine moved, all there, once');
 is(on($coordinator, 'SELECT count(*) FROM t WHERE k >= 100'), 2 * $committed,
 	'every committed transaction has its two rows, none of a failed one');
-is(on($coordinator, 'SELECT count(*) FROM mirror m WHERE (SELECT count(*) FROM t WHERE t.k = m.k) <> 2'), '0',
+is(on($coordinator, 'SELECT count(*) FROM mirror m LEFT JOIN (SELECT k, count(*) AS n FROM t GROUP BY k) AS w USING (k)
+                     WHERE w.n IS DISTINCT FROM 2'), '0',
 	'each committed transaction whole');
 
 done_testing();
