@@ -5,7 +5,7 @@
 -- with atomic_commit_add_server) and one without it (atomic_commit_c); the
 -- cluster allows prepared transactions (max_prepared_transactions above
 -- zero).  Crashes between the phases, servers down and killed sessions: TAP
--- test 033.
+-- tests 033 and 034.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS subsetting;
@@ -208,6 +208,35 @@ SET ROLE ac_writer;
 SELECT count(*) > 0 AS reads_servers FROM atomic_commit_servers;
 SELECT count(*) FROM atomic_commit_decisions;
 RESET ROLE;
+
+-- The setting at a role's level and at the database's, which a session
+-- takes when it starts (before the library is loaded: the value waits for
+-- it): a session of ac_writer's that starts with it off commits on a and b
+-- as postgres_fdw does, without decisions; one whose role sets it on over
+-- the database's off commits in two phases (a decision per server).
+SELECT current_user AS superuser, pg_temp.k(1, 9) AS on_a, pg_temp.k(2, 9) AS on_b \gset
+ALTER ROLE ac_writer SET subsetting.atomic_commit = off;
+\c - ac_writer
+SHOW subsetting.atomic_commit;
+INSERT INTO ac.t VALUES (:on_a, 'r'), (:on_b, 'r');
+\c - :superuser
+SELECT count(*) AS decisions_after_role_off FROM atomic_commit_decisions;
+ALTER DATABASE :"DBNAME" SET subsetting.atomic_commit = off;
+ALTER ROLE ac_writer SET subsetting.atomic_commit = on;
+\c - ac_writer
+SHOW subsetting.atomic_commit;
+DELETE FROM ac.t WHERE id IN (:on_a, :on_b);
+\c - :superuser
+SELECT count(*) AS decisions_after_role_on FROM atomic_commit_decisions;
+ALTER ROLE ac_writer RESET subsetting.atomic_commit;
+\c - ac_writer
+SHOW subsetting.atomic_commit;
+INSERT INTO ac.t VALUES (:on_a, 'r'), (:on_b, 'r');
+\c - :superuser
+SELECT count(*) AS decisions_after_database_off FROM atomic_commit_decisions;
+ALTER DATABASE :"DBNAME" RESET subsetting.atomic_commit;
+SELECT count(*) FILTER (WHERE v = 'r') AS rows_written FROM ac.t;
+DELETE FROM atomic_commit_decisions;
 
 -- On a server, the marker: only a coordinator's name, in a transaction block.
 SELECT dblink_exec('atomic_commit_a',
