@@ -135,6 +135,40 @@ UPDATE copy_rows SET v = 'y';
 SELECT * FROM pg_temp.rows();
 \! rm -f atomic_commit_copy.data
 DELETE FROM ac.u WHERE id < 0;
+-- A table of 256 partitions (a third here, a third on a, a third on b, all of
+-- a server's in its one table there): INSERT ... SELECT through it and COPY
+-- into it commit on every server or on none.
+CREATE TABLE ac.t256 (id bigint NOT NULL, v text) PARTITION BY HASH (id jumpbackhash256_int8_ops);
+DO $$
+BEGIN
+    FOR i IN 0..255 LOOP
+        EXECUTE format('CREATE %s TABLE ac.t256_%s PARTITION OF ac.t256 FOR VALUES WITH (MODULUS 256, REMAINDER %s) %s',
+                       CASE WHEN i % 3 = 0 THEN '' ELSE 'FOREIGN' END, i, i,
+                       CASE i % 3 WHEN 0 THEN ''
+                                  ELSE format('SERVER %I OPTIONS (schema_name %L, table_name %L)',
+                                              CASE i % 3 WHEN 1 THEN 'atomic_commit_a' ELSE 'atomic_commit_b' END, 'ac', 't') END);
+    END LOOP;
+END
+$$;
+-- (the rows of t256 here, on a and on b: the servers' tables through ac.t_1 and ac.t_2)
+CREATE FUNCTION pg_temp.rows256() RETURNS TABLE (here bigint, a bigint, b bigint) LANGUAGE sql AS
+$$SELECT (SELECT count(*) FROM ac.t256 WHERE id > 100000 AND jumpbackhash(id, 256) % 3 = 0),
+         (SELECT count(*) FROM ac.t_1 WHERE id > 100000), (SELECT count(*) FROM ac.t_2 WHERE id > 100000)$$;
+INSERT INTO ac.t256 SELECT id, 'x' FROM generate_series(100001, 103000) AS id;
+INSERT INTO ac.t256 SELECT id, CASE WHEN jumpbackhash(id, 256) = 2 THEN 'refuse' ELSE 'x' END
+FROM generate_series(103001, 106000) AS id;
+\copy ac.t256 (id) FROM PROGRAM 'seq 106001 109000'
+\copy ac.t256 (id, v) FROM PROGRAM 'seq 109001 112000 | sed s/$/,refuse/' WITH (FORMAT csv)
+-- (the statements that committed wrote 6,000 rows, each where its bucket is)
+SELECT r.here + r.a + r.b AS rows, (r.here, r.a, r.b) = (e.here, e.a, e.b) AS each_where_its_bucket_is
+FROM pg_temp.rows256() AS r,
+     (SELECT count(*) FILTER (WHERE jumpbackhash(id, 256) % 3 = 0) AS here,
+             count(*) FILTER (WHERE jumpbackhash(id, 256) % 3 = 1) AS a,
+             count(*) FILTER (WHERE jumpbackhash(id, 256) % 3 = 2) AS b
+      FROM (SELECT generate_series(100001, 103000) UNION ALL SELECT generate_series(106001, 109000)) AS ids (id)) AS e;
+SELECT pg_temp.prepared() AS prepared;
+DELETE FROM ac.t256 WHERE id > 100000;
+
 -- One server only: committed as postgres_fdw commits, without a decision.
 SELECT count(*) AS decisions_before FROM atomic_commit_decisions \gset
 INSERT INTO ac.t VALUES (pg_temp.k(1, 3), 'x');
