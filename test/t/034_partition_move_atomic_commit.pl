@@ -134,22 +134,28 @@ sub cutover_stopped_at
 	return $h;
 }
 
-# The parts the stopped cutover prepared: its part on a (no writer writes
-# there), and the part of the same transaction on b (its name but for the
-# user mapping's OID); "a b" when both are prepared.
+# The parts the stopped cutover has prepared: while it holds the table's
+# locks, the writers wait, and every part prepared on a or b is the
+# cutover's (one transaction: the same name but for the user mapping's
+# OID).  Returns a pattern of their names, and how many are on a and on b.
 sub cutover_parts
 {
-	my $gid = on($servers{a}, 'SELECT gid FROM pg_prepared_xacts');
-	return '' if $gid eq '';
-	my ($transaction, $nonce) = $gid =~ /^(subsetting_\d+_\d+_\d+_\d+)_\d+_(\d+)$/ or die "unexpected name $gid";
-	my $on_b = on($servers{b}, "SELECT count(*) FROM pg_prepared_xacts WHERE gid ~ '^${transaction}_[0-9]+_${nonce}\$'");
-	return $on_b eq '1' ? 'a b' : 'a';
+	my @gids = map { split /\n/, on($servers{$_}, 'SELECT gid FROM pg_prepared_xacts') } sort keys %servers;
+	my %transactions = map { /^(subsetting_\d+_\d+_\d+_\d+)_\d+_(\d+)$/ or die "unexpected name $_"; ("$1|$2" => 1) } @gids;
+	die 'the parts prepared are of ' . scalar(keys %transactions) . ' transactions' unless keys %transactions == 1;
+	my ($transaction, $nonce) = split /\|/, (keys %transactions)[0];
+	my $pattern = "^${transaction}_[0-9]+_${nonce}\$";
+	return ($pattern, map { on($servers{$_}, "SELECT count(*) FROM pg_prepared_xacts WHERE gid ~ '$pattern'") } sort keys %servers);
 }
 
+# Recovery of the parts whose names match PATTERN, by a call (unless the
+# worker, which the writers' first commits on two servers after a restart
+# start, resolved them first): "server outcome" of each.
 sub recover
 {
+	my ($pattern) = @_;
 	return on($coordinator,
-		"SELECT coalesce(string_agg(server || ' ' || outcome, ', ' ORDER BY server), '') FROM atomic_commit_recover()");
+		"SELECT coalesce(string_agg(server || ' ' || outcome, ', ' ORDER BY server), '') FROM atomic_commit_recover() WHERE gid ~ '$pattern'");
 }
 
 sub cancel_move
@@ -178,11 +184,12 @@ sub start_writers
 # cutover did not commit; recovery rolls both parts back; the move called
 # again cuts over.
 my $h = cutover_stopped_at('b', 'prepared');
-is(cutover_parts(), 'a b', 'the cutover prepared its part on a and on b');
+my ($cutover, @prepared) = cutover_parts();
+is("@prepared", '1 1', 'the cutover prepared its part on a and on b');
 $coordinator->stop('immediate');
 finish_sql($h);
 $coordinator->start;
-like(recover(), qr/^(a rolled back, b rolled back)?$/,
+like(recover($cutover), qr/^(a rolled back, b rolled back)?$/,
 	'the coordinator killed before the cutover committed: both parts rolled back (or by the worker a writer started)');
 wait_until($servers{$_}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', "the part on $_ rolled back")
   for sort keys %servers;
@@ -193,6 +200,8 @@ check_table('the coordinator killed before the cutover committed', 'b');
 # second phase: the recovery worker (started by the first commit on two
 # servers) commits both parts; the move called again finishes.
 $h = cutover_stopped_at('a', 'committed');
+(undef, @prepared) = cutover_parts();
+is("@prepared", '1 1', 'the cutover committed here, its parts on a and b prepared');
 $coordinator->stop('immediate');
 finish_sql($h);
 $coordinator->start;
@@ -206,14 +215,12 @@ check_table('the coordinator killed after the cutover committed', 'a');
 # 3. The coordinator killed in the second phase: one part committed, the
 # other by recovery.
 $h = cutover_stopped_at('b', 'second phase');
-# (the writers wait for the cutover's locks here: none of theirs is
-# prepared)
-is(on($servers{a}, 'SELECT count(*) FROM pg_prepared_xacts') + on($servers{b}, 'SELECT count(*) FROM pg_prepared_xacts'),
-	1, 'in the second phase: one part committed, the other still prepared');
+($cutover, @prepared) = cutover_parts();
+is($prepared[0] + $prepared[1], 1, 'in the second phase: one part of the cutover committed, the other still prepared');
 $coordinator->stop('immediate');
 finish_sql($h);
 $coordinator->start;
-like(recover(), qr/^(a committed|b committed)?$/,
+like(recover($cutover), qr/^(a committed|b committed)?$/,
 	'the coordinator killed in the second phase: the other part committed (or by the worker a writer started)');
 wait_until($servers{$_}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', "the part on $_ committed")
   for sort keys %servers;
@@ -225,13 +232,15 @@ check_table('the coordinator killed in the second phase', 'b');
 # back; b's part, once b is back, by recovery; the move called again cuts
 # over.
 $h = cutover_stopped_at('a', 'prepared');
+($cutover, @prepared) = cutover_parts();
+is("@prepared", '1 1', 'the cutover prepared its part on a and on b');
 $servers{b}->stop('immediate');
 cancel_move();
 my (undef, $err) = finish_sql($h);
 like($err, qr/canceling statement/, 'the cutover, cancelled before its commit here, fails');
 wait_until($servers{a}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', 'its part on a to roll back with the abort');
 $servers{b}->start;
-like(recover(), qr/^(b rolled back)?$/, 'recovery (or the worker the abort started) rolls back the part b kept');
+like(recover($cutover), qr/^(b rolled back)?$/, 'recovery (or the worker the abort started) rolls back the part b kept');
 wait_until($servers{b}, 'SELECT count(*) = 0 FROM pg_prepared_xacts', 'the part on b rolled back');
 move_again('a', 'the server left killed after it prepared');
 check_table('the server the partition leaves killed after it prepared', 'a');
@@ -241,6 +250,8 @@ check_table('the server the partition leaves killed after it prepared', 'a');
 # fails after it; the worker commits b's part once b is back, and the move
 # called again finishes.
 $h = cutover_stopped_at('b', 'committed');
+(undef, @prepared) = cutover_parts();
+is("@prepared", '1 1', 'the cutover committed here, its parts on a and b prepared');
 $servers{b}->stop('immediate');
 cancel_move();
 (undef, $err) = finish_sql($h);
