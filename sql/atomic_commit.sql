@@ -81,6 +81,17 @@ SELECT * FROM atomic_commit_recover();
 RESET ROLE;
 SELECT s.srvname, m.marker::text ~ '^atomic_commit_marker_[0-9]+$' AS marker_named
 FROM atomic_commit_servers m JOIN pg_foreign_server s ON s.oid = m.server ORDER BY 1;
+-- A part's marker is one statement on its server (postgres_fdw sends the
+-- UPDATE whole, "Foreign Update"), not a row prepared, executed and
+-- deallocated there.
+CREATE FUNCTION pg_temp.marker_plan(marker regclass) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY EXECUTE format('EXPLAIN (VERBOSE, COSTS OFF) UPDATE %s SET gid = %L', marker, 'subsetting_x');
+END $$;
+SELECT s.srvname, regexp_replace(p, 'atomic_commit_marker_[0-9]+', 'atomic_commit_marker_<oid>') AS plan
+FROM atomic_commit_servers m JOIN pg_foreign_server s ON s.oid = m.server,
+     pg_temp.marker_plan(m.marker) WITH ORDINALITY AS l (p, i)
+ORDER BY s.srvname, l.i;
 
 -- b refuses at commit: a keeps nothing either, nothing stays prepared.
 BEGIN;
@@ -274,11 +285,11 @@ DELETE FROM atomic_commit_decisions;
 
 -- On a server, the marker: only a coordinator's name, in a transaction block.
 SELECT dblink_exec('atomic_commit_a',
-                   'INSERT INTO atomic_commit_marker VALUES (''not_ours'')');
+                   'UPDATE atomic_commit_marker SET gid = ''not_ours''');
 SELECT dblink_exec('atomic_commit_a',
-                   'INSERT INTO atomic_commit_marker VALUES (''subsetting_1_2_3_4_5'')');
+                   'UPDATE atomic_commit_marker SET gid = ''subsetting_1_2_3_4_5''');
 SELECT dblink_exec('atomic_commit_a',
-                   'BEGIN; INSERT INTO atomic_commit_marker VALUES (''subsetting_1_2_3_4_5''); COMMIT');
+                   'BEGIN; UPDATE atomic_commit_marker SET gid = ''subsetting_1_2_3_4_5''; COMMIT');
 SELECT gid FROM pg_prepared_xacts WHERE gid = 'subsetting_1_2_3_4_5';
 SELECT dblink_exec('atomic_commit_a', 'ROLLBACK PREPARED ''subsetting_1_2_3_4_5''');
 

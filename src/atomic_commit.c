@@ -17,10 +17,11 @@
  *	2. at pre-commit, ahead of postgres_fdw's callback (this module's goes
  *	   first again at each transaction's first write, after postgres_fdw's was
  *	   registered), a transaction with two parts or more names each part
- *	   (atomic_commit.h) and inserts the name, as the part's role, into the
- *	   server's atomic_commit_marker through the foreign table that
- *	   atomic_commit_add_server made here: on the server, the marker's trigger
- *	   keeps the name, and the COMMIT postgres_fdw then sends becomes PREPARE
+ *	   (atomic_commit.h) and sets the name, as the part's role, in the
+ *	   server's view atomic_commit_marker through the foreign table that
+ *	   atomic_commit_add_server made here (an UPDATE that postgres_fdw sends
+ *	   as one statement): on the server, the view's trigger keeps the name,
+ *	   and the COMMIT postgres_fdw then sends becomes PREPARE
  *	   TRANSACTION with that name (this module's utility hook, there); the
  *	   names also go into atomic_commit_decisions, in this transaction, which
  *	   holds them if and only if it commits;
@@ -104,7 +105,7 @@ typedef struct part
 	Oid			server;
 	Oid			user;
 	PGconn	   *conn;			/* this module's own, for the second phase */
-	bool		marked;			/* its marker inserted: the server prepares it */
+	bool		marked;			/* its marker set: the server prepares it */
 	char		gid[GIDSIZE];
 } part;
 
@@ -441,8 +442,8 @@ atomic_commit_decisions(Oid *owner)
 PG_FUNCTION_INFO_V1(atomic_commit_mark);
 
 /*
- * The BEFORE INSERT trigger of atomic_commit_marker: the COMMIT of this
- * transaction will prepare it under the row's name (a coordinator's, of
+ * The INSTEAD OF UPDATE trigger of atomic_commit_marker: the COMMIT of this
+ * transaction will prepare it under the name set (a coordinator's, of
  * atomic_commit.h's form), which is not stored.
  */
 Datum
@@ -453,10 +454,10 @@ atomic_commit_mark(PG_FUNCTION_ARGS)
 	Datum		gid;
 	char	   *name;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigger->tg_event) ||
-		!TRIGGER_FIRED_BY_INSERT(trigger->tg_event) || !TRIGGER_FIRED_FOR_ROW(trigger->tg_event))
-		elog(ERROR, "atomic_commit_mark: not called as a BEFORE INSERT row trigger");
-	gid = heap_getattr(trigger->tg_trigtuple, 1, trigger->tg_relation->rd_att, &isnull);
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_INSTEAD(trigger->tg_event) ||
+		!TRIGGER_FIRED_BY_UPDATE(trigger->tg_event) || !TRIGGER_FIRED_FOR_ROW(trigger->tg_event))
+		elog(ERROR, "atomic_commit_mark: not called as an INSTEAD OF UPDATE row trigger");
+	gid = heap_getattr(trigger->tg_newtuple, 1, trigger->tg_relation->rd_att, &isnull);
 	name = isnull ? NULL : TextDatumGetCString(gid);
 	if (name == NULL || strncmp(name, ATOMIC_COMMIT_GID_PREFIX, strlen(ATOMIC_COMMIT_GID_PREFIX)) != 0 ||
 		strlen(name) >= GIDSIZE || strchr(name, '\'') != NULL)
@@ -472,7 +473,7 @@ atomic_commit_mark(PG_FUNCTION_ARGS)
 	if (!IsTransactionBlock())
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_ACTIVE_SQL_TRANSACTION),
-				 errmsg("atomic_commit_marker takes rows only in a transaction block")));
+				 errmsg("atomic_commit_marker takes a name only in a transaction block")));
 	commit_as_gid = MemoryContextStrdup(TopTransactionContext, name);
 	return PointerGetDatum(NULL);
 }
@@ -767,8 +768,8 @@ prepare_parts(void)
 		/* as the part's role: through the connection of its writes */
 		SetUserIdAndSecContext(p->user, saved_context | SECURITY_LOCAL_USERID_CHANGE);
 		p->marked = true;
-		if (SPI_execute_with_args(psprintf("INSERT INTO %s VALUES ($1)", markers[foreach_current_index(lc)]),
-								  1, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
+		if (SPI_execute_with_args(psprintf("UPDATE %s SET gid = $1", markers[foreach_current_index(lc)]),
+								  1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not mark the transaction's part on server \"%s\"", server_name(p));
 		SetUserIdAndSecContext(saved_user, saved_context);
 	}

@@ -462,8 +462,8 @@ PG_FUNCTION_INFO_V1(atomic_commit_add_server);
  * then makes here the foreign table through which transactions mark their
  * parts there, atomic_commit_marker_<server's OID> in the extension's
  * schema (made again if it is there), and records it in
- * atomic_commit_servers.  Superusers only: every role's transactions insert
- * through that table.
+ * atomic_commit_servers.  Superusers only: every role's transactions mark
+ * their parts through that table.
  */
 Datum
 atomic_commit_add_server(PG_FUNCTION_ARGS)
@@ -503,7 +503,7 @@ atomic_commit_add_server(PG_FUNCTION_ARGS)
 		if (PQsendQuery(e.conn,
 						"SELECT (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension x"
 						"  JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace"
-						"  JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'atomic_commit_marker'"
+						"  JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'atomic_commit_marker' AND c.relkind = 'v'"
 						"  WHERE x.extname = 'subsetting'),"
 						" pg_catalog.current_setting('max_prepared_transactions')"))
 			res = atomic_commit_await(e.conn, -1);
@@ -545,7 +545,7 @@ atomic_commit_add_server(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not drop %s", marker);
 	if (SPI_execute(psprintf("CREATE FOREIGN TABLE %s (gid text) SERVER %s"
 							 "  OPTIONS (schema_name %s, table_name 'atomic_commit_marker');"
-							 " GRANT INSERT ON %s TO PUBLIC;"
+							 " GRANT UPDATE ON %s TO PUBLIC;"
 							 " COMMENT ON FOREIGN TABLE %s IS %s",
 							 marker, quote_identifier(name),
 							 quote_literal_cstr(remote_schema), marker, marker,

@@ -43,25 +43,24 @@ REVOKE ALL ON FUNCTION atomic_commit_recover() FROM PUBLIC;
 COMMENT ON FUNCTION atomic_commit_recover() IS
 'atomic commit: on every postgres_fdw server, commits the parts this database''s transactions left prepared if they committed here, rolls back the others, and says what it did, one row per part (superusers; a background worker does it after a failed commit; see docs/scaling-out.md)';
 
--- On a server: a coordinator's transaction inserts the name of its part
--- here (through the foreign table atomic_commit_add_server made there); the
--- trigger keeps the name, stores no row, and the COMMIT that postgres_fdw
--- then sends prepares the transaction under that name.  Every role may
--- insert: a row changes only what the inserting transaction's own COMMIT
--- does.
-CREATE TABLE atomic_commit_marker (
-    gid text
-);
-GRANT INSERT ON atomic_commit_marker TO PUBLIC;
+-- On a server: a coordinator's transaction sets the name of its part here
+-- (UPDATE atomic_commit_marker SET gid = ..., through the foreign table
+-- atomic_commit_add_server made there: postgres_fdw sends it as one
+-- statement, one round trip); the view's one row goes to the trigger, which
+-- keeps the name and changes nothing, and the COMMIT that postgres_fdw then
+-- sends prepares the transaction under that name.  Every role may update:
+-- an update changes only what the updating transaction's own COMMIT does.
+CREATE VIEW atomic_commit_marker AS SELECT NULL::text AS gid;
+GRANT UPDATE ON atomic_commit_marker TO PUBLIC;
 
 CREATE FUNCTION atomic_commit_mark() RETURNS trigger
 LANGUAGE C AS 'MODULE_PATHNAME', 'atomic_commit_mark';
 
-CREATE TRIGGER atomic_commit_mark BEFORE INSERT ON atomic_commit_marker
+CREATE TRIGGER atomic_commit_mark INSTEAD OF UPDATE ON atomic_commit_marker
 FOR EACH ROW EXECUTE FUNCTION atomic_commit_mark();
 
 COMMENT ON FUNCTION atomic_commit_mark() IS
-'atomic commit: the trigger of atomic_commit_marker, on a server: the COMMIT of the transaction prepares it under the name inserted (internal)';
+'atomic commit: the trigger of atomic_commit_marker, on a server: the COMMIT of the transaction prepares it under the name set (internal)';
 
 -- On a coordinator: the servers set up for atomic commit, each with the
 -- foreign table through which transactions mark their parts there.  Written
