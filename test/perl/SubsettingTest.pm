@@ -32,7 +32,8 @@ our @EXPORT = qw(on new_server shard_table result_or_error start_sql finish_sql 
   inactive_triggers_heard wait_for_restart start_writer_loops stop_writer_loops $CUT_AT password_logins
   mirrored_writers items_equal_mirror close_gate open_gate watch_and_cut end_watch cut_call link_servers
   grant_columns_of_new_tables timed_out wait_until wait_while_running background_session session_query call_until_done again_with_larger_budget
-  ran_out_of_attempts $WAIT_BUDGET start_pgbench_loop start_calls_until_done finish_calls);
+  ran_out_of_attempts $WAIT_BUDGET start_pgbench_loop start_calls_until_done finish_calls
+  atomic_commit_cluster);
 
 # on(NODE, SQL[, DATABASE]): runs SQL (in the database postgres by
 # default), returns its result unaligned; dies on error.
@@ -717,6 +718,44 @@ sub call_until_done
 		last unless ran_out_of_attempts($err, $table);
 	}
 	return ($ret, $out, $err, $calls, $said);
+}
+
+# atomic_commit_cluster(SERVER_SQL, FIRST_KEY): a coordinator (the library
+# preloaded: the stops between the phases of subsetting.atomic_commit_test_stop
+# need it) and servers a and b, all with prepared transactions and
+# subsetting.atomic_commit on, linked (link_servers); SERVER_SQL run on each
+# server (its table t (id, k, v) among others), which is then set up
+# (atomic_commit_add_server).  On the coordinator: t (id bigint, k int, v
+# text) sharded by jumpbackhash over 3 buckets, t_0 here, t_1 on a and t_2
+# on b (their tables t); a table mirror (k int PRIMARY KEY); keys (bucket,
+# n, id): the n-th key of each bucket, of the keys from FIRST_KEY to
+# 300000.  Returns the coordinator and a reference to the hash of servers.
+sub atomic_commit_cluster
+{
+	my ($server_sql, $first_key) = @_;
+	my $prepared = "max_prepared_transactions = 20\nsubsetting.atomic_commit = on";
+	my $coordinator = new_server('coordinator', "shared_preload_libraries = 'subsetting'\n$prepared");
+	my %servers = (a => new_server('a', $prepared), b => new_server('b', $prepared));
+	link_servers($coordinator, \%servers);
+	for my $name (sort keys %servers)
+	{
+		$servers{$name}->safe_psql('postgres', $server_sql);
+		on($coordinator, "SELECT atomic_commit_add_server('$name')");
+	}
+	on($coordinator, qq{
+		CREATE TABLE t (id bigint NOT NULL, k int NOT NULL, v text) PARTITION BY HASH (id jumpbackhash3_int8_ops);
+		CREATE TABLE t_0 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 0);
+		CREATE FOREIGN TABLE t_1 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 1)
+			SERVER a OPTIONS (table_name 't');
+		CREATE FOREIGN TABLE t_2 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 2)
+			SERVER b OPTIONS (table_name 't');
+		CREATE TABLE mirror (k int PRIMARY KEY);
+		CREATE TABLE keys AS
+		SELECT jumpbackhash(id, 3) AS bucket, row_number() OVER (PARTITION BY jumpbackhash(id, 3) ORDER BY id) AS n, id
+		FROM generate_series($first_key, 300000) AS id;
+		CREATE INDEX ON keys (bucket, n);
+	});
+	return ($coordinator, \%servers);
 }
 
 # start_calls_until_done(NODE, NAME, CALLS): in the background, each call

@@ -23,35 +23,15 @@ use SubsettingTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $prepared = "max_prepared_transactions = 20\nsubsetting.atomic_commit = on";
-my $coordinator = new_server('coordinator', "shared_preload_libraries = 'subsetting'\n$prepared");
-my %servers = (a => new_server('a', $prepared), b => new_server('b', $prepared));
-link_servers($coordinator, \%servers);
-
-for my $name (sort keys %servers)
-{
-	$servers{$name}->safe_psql('postgres', q{
-		CREATE TABLE t (id bigint PRIMARY KEY, k int NOT NULL, v text);
-		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
-		$$BEGIN IF NEW.v = 'refuse' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END$$;
-		CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED
-		FOR EACH ROW EXECUTE FUNCTION refuse();
-	});
-	on($coordinator, "SELECT atomic_commit_add_server('$name')");
-}
+my ($coordinator, $servers) = atomic_commit_cluster(q{
+	CREATE TABLE t (id bigint PRIMARY KEY, k int NOT NULL, v text);
+	CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+	$$BEGIN IF NEW.v = 'refuse' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END$$;
+	CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED
+	FOR EACH ROW EXECUTE FUNCTION refuse();
+}, 1);
+my %servers = %$servers;
 on($coordinator, q{
-	CREATE TABLE t (id bigint NOT NULL, k int NOT NULL, v text) PARTITION BY HASH (id jumpbackhash3_int8_ops);
-	CREATE TABLE t_0 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 0);
-	CREATE FOREIGN TABLE t_1 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 1)
-		SERVER a OPTIONS (table_name 't');
-	CREATE FOREIGN TABLE t_2 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 2)
-		SERVER b OPTIONS (table_name 't');
-	CREATE TABLE mirror (k int PRIMARY KEY);
-	-- keys: the n-th key of each bucket
-	CREATE TABLE keys AS
-	SELECT jumpbackhash(id, 3) AS bucket, row_number() OVER (PARTITION BY jumpbackhash(id, 3) ORDER BY id) AS n, id
-	FROM generate_series(1, 300000) AS id;
-	CREATE INDEX ON keys (bucket, n);
 	-- transaction k: its row on a, on b and in the mirror; v 'refuse' is refused by the servers at commit
 	CREATE FUNCTION write_k(k int, v text DEFAULT 'x') RETURNS void LANGUAGE sql AS $$
 		INSERT INTO t SELECT id, k, v FROM keys WHERE n = k AND bucket IN (1, 2);

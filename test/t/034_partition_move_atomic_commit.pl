@@ -23,30 +23,12 @@ use SubsettingTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $prepared = "max_prepared_transactions = 20\nsubsetting.atomic_commit = on";
-my $coordinator = new_server('coordinator', "shared_preload_libraries = 'subsetting'\n$prepared");
-my %servers = (a => new_server('a', $prepared), b => new_server('b', $prepared));
-link_servers($coordinator, \%servers);
-for my $name (sort keys %servers)
-{
-	on($servers{$name}, 'CREATE TABLE t (id bigint NOT NULL, k int NOT NULL, v text)');
-	on($coordinator, "SELECT atomic_commit_add_server('$name')");
-}
+# (the keys of the writers' rows above those of the rows of k 0)
+my ($coordinator, $servers) = atomic_commit_cluster('CREATE TABLE t (id bigint NOT NULL, k int NOT NULL, v text)', 3001);
+my %servers = %$servers;
 on($coordinator, q{
-	CREATE TABLE t (id bigint NOT NULL, k int NOT NULL, v text) PARTITION BY HASH (id jumpbackhash3_int8_ops);
-	CREATE TABLE t_0 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 0);
-	CREATE FOREIGN TABLE t_1 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 1)
-		SERVER a OPTIONS (table_name 't');
-	CREATE FOREIGN TABLE t_2 PARTITION OF t FOR VALUES WITH (MODULUS 3, REMAINDER 2)
-		SERVER b OPTIONS (table_name 't');
 	INSERT INTO t SELECT id, 0, md5(id::text) FROM generate_series(1, 3000) AS id;
-	CREATE TABLE mirror (k int PRIMARY KEY);
 	CREATE SEQUENCE ks;
-	-- keys: the n-th key of each bucket, above those of the rows of k 0
-	CREATE TABLE keys AS
-	SELECT jumpbackhash(id, 3) AS bucket, row_number() OVER (PARTITION BY jumpbackhash(id, 3) ORDER BY id) AS n, id
-	FROM generate_series(3001, 300000) AS id;
-	CREATE INDEX ON keys (bucket, n);
 	-- transaction k: a row in bucket 0 (here), one in bucket 2 (on b) and
 	-- one in the mirror here (none in t_1: a write there the move would
 	-- catch up through postgres_fdw, in transactions of its own on two
